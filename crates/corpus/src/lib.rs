@@ -1,0 +1,1 @@
+//! gii-norm parser.
