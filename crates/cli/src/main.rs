@@ -1,5 +1,7 @@
-//! The `paragraf` command line.
+//! The `paragraf` command line: raw arguments are parsed by clap here and handed to one module per subcommand.
 use clap::{Parser, Subcommand};
+
+mod cmd;
 
 /// Private, offline search over German statutory law.
 #[derive(Parser)]

@@ -1,0 +1,5 @@
+//! Integration tests: the real `paragraf` binary over real law XML, real models and real servers on loopback.
+//!
+//! Data comes from `../shared` by default; set `PARAGRAF_SHARED` to point elsewhere.
+
+mod util;

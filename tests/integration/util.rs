@@ -1,0 +1,48 @@
+//! Helpers shared by the integration tests: paths to shared data, a temp dir, running the CLI.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The shared data folder (`../shared` beside the repository unless `PARAGRAF_SHARED` says otherwise).
+pub fn shared_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("PARAGRAF_SHARED") {
+        return PathBuf::from(dir);
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+}
+
+/// A file under the shared data folder; panics with a clear message when it is missing.
+pub fn shared(rel: &str) -> PathBuf {
+    let path = shared_dir().join(rel);
+    assert!(path.exists(), "missing shared data {} (set PARAGRAF_SHARED)", path.display());
+    path
+}
+
+/// A fresh temporary directory, removed when dropped.
+pub fn temp_dir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("create temp dir")
+}
+
+/// The `paragraf` binary built for this test run.
+pub fn paragraf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_paragraf"))
+}
+
+/// Runs the CLI with `args`, returning its output (whatever the exit code).
+pub fn run(args: &[&str]) -> Output {
+    paragraf().args(args).output().expect("run paragraf")
+}
+
+/// Runs the CLI and asserts success, returning stdout as a string.
+pub fn run_ok(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "paragraf {:?} failed ({}):\n{}",
+        args,
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
+}
