@@ -1,1 +1,13 @@
-//! Paragraf core.
+//! Paragraf's core: everything that must run identically in the native tools and in the browser.
+//!
+//! This crate does no IO and compiles to `wasm32-unknown-unknown`: bytes and text in, results out. It holds the
+//! law data model, the German legal sentence splitter and the citation parser; the bundle codec and search live
+//! here too as they arrive.
+
+pub mod citations;
+pub mod law;
+pub mod sentences;
+
+pub use law::{
+    Law, ListItem, RefTarget, Reference, Section, Sentence, Span, Stand, StructureNode, Subsection,
+};

@@ -1,1 +1,9 @@
-//! gii-norm parser.
+//! Reads the official gesetze-im-internet.de XML into Paragraf's law model ([`paragraf_core::Law`]).
+//!
+//! Native only: XML parsing and archives stay out of the wasm core, whose data types this crate fills.
+
+pub mod archive;
+pub mod gii;
+
+pub use archive::{for_each_law, ArchiveError, ArchiveLaw};
+pub use gii::{default_slug, parse_bytes, parse_file, parse_str, ParseError, ParseOptions};

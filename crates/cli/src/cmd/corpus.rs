@@ -1,0 +1,412 @@
+//! `paragraf corpus`: parse official law XML and look inside it (statistics, one section, the whole federal archive).
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use paragraf_core::{Law, RefTarget};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Where laws given by abbreviation are looked up.
+#[derive(Args, Clone, Debug)]
+pub struct CorpusDir {
+    /// Folder holding law XML files named `<ABBREVIATION>.xml` (used when LAW is not a file path).
+    #[arg(
+        long,
+        env = "PARAGRAF_CORPUS",
+        default_value = "../shared/corpus",
+        global = true
+    )]
+    pub corpus_dir: PathBuf,
+}
+
+#[derive(Subcommand)]
+pub enum CorpusCommand {
+    /// Counts of a law: sections (active/repealed), subsections, sentences, list items, references, depth, parse time.
+    Stats {
+        /// A law XML file, or an abbreviation (`BGB`) looked up in --corpus-dir.
+        law: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One section: path, title, subsections and sentences (S1..Sn), outgoing and incoming references.
+    Show {
+        /// A law XML file, or an abbreviation (`BGB`) looked up in --corpus-dir.
+        law: String,
+        /// The section as cited: `§ 535`, `535`, `Art. 1`.
+        section: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Parses every law of a federal corpus archive (`gii-federal-*.tar.xz`) and reports failures and totals.
+    Scan {
+        /// The `.tar.xz` archive with `laws/<BJNR>/source.xml` entries.
+        archive: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
+    match command {
+        CorpusCommand::Stats { law, json } => {
+            let started = Instant::now();
+            let law = load_law(&law, &dir.corpus_dir)?;
+            let stats = LawStats::of(&law, started.elapsed().as_secs_f64() * 1e3);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&stats)?);
+            } else {
+                stats.print();
+            }
+        }
+        CorpusCommand::Show { law, section, json } => {
+            let law = load_law(&law, &dir.corpus_dir)?;
+            let Some(index) = law.find_section(&section) else {
+                bail!(
+                    "{} has no section {section:?}. Sections are cited like `§ 535` or `Art. 1`; `paragraf corpus stats {}` lists the counts",
+                    law.abbreviation,
+                    law.abbreviation
+                );
+            };
+            let view = SectionView::of(&law, index);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&view)?);
+            } else {
+                view.print();
+            }
+        }
+        CorpusCommand::Scan { archive, json } => {
+            let report = scan(&archive)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                report.print();
+            }
+            if !report.failures.is_empty() {
+                bail!(
+                    "{} of {} laws failed to parse",
+                    report.failures.len(),
+                    report.laws
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Resolves LAW: an existing file, else `<dir>/<LAW>.xml` (case-insensitive).
+pub fn load_law(law: &str, dir: &Path) -> Result<Law> {
+    let path = resolve_law_path(law, dir)?;
+    Ok(paragraf_corpus::parse_file(&path)?)
+}
+
+fn resolve_law_path(law: &str, dir: &Path) -> Result<PathBuf> {
+    let as_path = PathBuf::from(law);
+    if as_path.is_file() {
+        return Ok(as_path);
+    }
+    let wanted = format!("{}.xml", law.to_lowercase());
+    let found = std::fs::read_dir(dir).ok().and_then(|entries| {
+        entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().to_lowercase() == wanted)
+        })
+    });
+    found.with_context(|| {
+        format!(
+            "no law {law:?}: it is not a file, and {} holds no {law}.xml. Pass the path of the law's XML, or point --corpus-dir (PARAGRAF_CORPUS) at the folder that holds it",
+            dir.display()
+        )
+    })
+}
+
+#[derive(Serialize)]
+struct LawStats {
+    abbreviation: String,
+    title: String,
+    stand: Vec<String>,
+    build_date: String,
+    sections_active: usize,
+    sections_repealed: usize,
+    subsections: usize,
+    sentences: usize,
+    list_items: usize,
+    references: usize,
+    references_resolved: usize,
+    references_external: usize,
+    references_unresolved: usize,
+    structure_units: usize,
+    hierarchy_depth: usize,
+    parse_ms: f64,
+}
+
+impl LawStats {
+    fn of(law: &Law, parse_ms: f64) -> Self {
+        let active: Vec<_> = law.active_sections().map(|(_, s)| s).collect();
+        let targets = || {
+            active
+                .iter()
+                .flat_map(|s| &s.references)
+                .flat_map(|r| &r.targets)
+        };
+        LawStats {
+            abbreviation: law.abbreviation.clone(),
+            title: law.title.clone(),
+            stand: law
+                .stand
+                .iter()
+                .map(|s| format!("{}: {}", s.kind, s.comment))
+                .collect(),
+            build_date: law.build_date.clone(),
+            sections_active: active.len(),
+            sections_repealed: law.sections.len() - active.len(),
+            subsections: active.iter().map(|s| s.subsections.len()).sum(),
+            sentences: active.iter().map(|s| s.sentences.len()).sum(),
+            list_items: active.iter().map(|s| s.list_items.len()).sum(),
+            references: active.iter().map(|s| s.references.len()).sum(),
+            references_resolved: targets()
+                .filter(|t| matches!(t, RefTarget::Section { .. }))
+                .count(),
+            references_external: targets()
+                .filter(|t| matches!(t, RefTarget::External { .. }))
+                .count(),
+            references_unresolved: targets()
+                .filter(|t| matches!(t, RefTarget::Unresolved { .. }))
+                .count(),
+            structure_units: law.structure.len(),
+            hierarchy_depth: law.hierarchy_depth(),
+            parse_ms,
+        }
+    }
+
+    fn print(&self) {
+        println!("{} — {}", self.abbreviation, self.title);
+        for stand in &self.stand {
+            println!("  {stand}");
+        }
+        println!("  build date            {}", self.build_date);
+        println!(
+            "  sections              {} active, {} repealed",
+            self.sections_active, self.sections_repealed
+        );
+        println!("  subsections           {}", self.subsections);
+        println!("  sentences             {}", self.sentences);
+        println!("  list items            {}", self.list_items);
+        println!(
+            "  references            {} citations -> {} resolved, {} external, {} unresolved targets",
+            self.references, self.references_resolved, self.references_external, self.references_unresolved
+        );
+        println!(
+            "  structure             {} units, depth {}",
+            self.structure_units, self.hierarchy_depth
+        );
+        println!("  parse time            {:.1} ms", self.parse_ms);
+    }
+}
+
+#[derive(Serialize)]
+struct SectionView {
+    law: String,
+    designation: String,
+    title: String,
+    path: Vec<String>,
+    repealed: bool,
+    url: String,
+    subsections: Vec<SubsectionView>,
+    outgoing: Vec<ReferenceView>,
+    incoming: Vec<ReferenceView>,
+    footnotes: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct SubsectionView {
+    label: Option<String>,
+    /// `(sentence number S1.., text)`.
+    sentences: Vec<(usize, String)>,
+}
+
+#[derive(Serialize)]
+struct ReferenceView {
+    /// The citation as printed (outgoing) or the citing section (incoming).
+    cited: String,
+    targets: Vec<String>,
+}
+
+impl SectionView {
+    fn of(law: &Law, index: usize) -> Self {
+        let section = &law.sections[index];
+        let describe = |t: &RefTarget| match t {
+            RefTarget::Section {
+                section,
+                subsection,
+                sentence,
+            } => {
+                let mut s = law.sections[*section as usize].designation.clone();
+                if let Some(a) = subsection {
+                    s += &format!(" Abs. {a}");
+                }
+                if let Some(n) = sentence {
+                    s += &format!(" Satz {n}");
+                }
+                s
+            }
+            RefTarget::External { law, designation } => format!("{designation} {law} (external)"),
+            RefTarget::Unresolved { designation } => format!("{designation} (unresolved)"),
+        };
+        SectionView {
+            law: law.abbreviation.clone(),
+            designation: section.designation.clone(),
+            title: section.title.clone(),
+            path: law
+                .path(index)
+                .iter()
+                .map(|n| format!("{} {}", n.designation, n.title).trim().to_string())
+                .collect(),
+            repealed: section.repealed,
+            url: official_url(law, index),
+            subsections: section
+                .subsections
+                .iter()
+                .map(|sub| SubsectionView {
+                    label: sub.label.clone(),
+                    sentences: (sub.sentences.start as usize..sub.sentences.end as usize)
+                        .map(|i| (i + 1, section.sentence_text(i).to_string()))
+                        .collect(),
+                })
+                .collect(),
+            outgoing: section
+                .references
+                .iter()
+                .map(|r| ReferenceView {
+                    cited: section.slice(r.span).to_string(),
+                    targets: r.targets.iter().map(describe).collect(),
+                })
+                .collect(),
+            incoming: law
+                .incoming_references(index)
+                .into_iter()
+                .map(|(from, r)| ReferenceView {
+                    cited: law.sections[from].designation.clone(),
+                    targets: vec![law.sections[from].slice(r.span).to_string()],
+                })
+                .collect(),
+            footnotes: section.footnotes.clone(),
+        }
+    }
+
+    fn print(&self) {
+        println!("{} {} — {}", self.designation, self.law, self.title);
+        println!("  {}", self.path.join(" > "));
+        println!("  {}", self.url);
+        if self.repealed {
+            println!("  (weggefallen)");
+        }
+        for sub in &self.subsections {
+            if let Some(label) = &sub.label {
+                println!("({label})");
+            }
+            for (n, text) in &sub.sentences {
+                println!("  S{n} {}", text.replace('\n', "\n     "));
+            }
+        }
+        if !self.outgoing.is_empty() {
+            println!("outgoing references:");
+            for r in &self.outgoing {
+                println!("  {} -> {}", r.cited, r.targets.join(", "));
+            }
+        }
+        if !self.incoming.is_empty() {
+            println!("incoming references ({}):", self.incoming.len());
+            for r in &self.incoming {
+                println!("  {} ({})", r.cited, r.targets.join(", "));
+            }
+        }
+        for note in &self.footnotes {
+            println!("note: {note}");
+        }
+    }
+}
+
+/// The section's page on gesetze-im-internet.de (`/bgb/__535.html`, `/gg/art_1.html`).
+pub fn official_url(law: &Law, index: usize) -> String {
+    let section = &law.sections[index];
+    let page = match (section.designation.starts_with("Art."), section.number()) {
+        (true, Some(n)) => format!("art_{n}.html"),
+        (false, Some(n)) => format!("__{n}.html"),
+        _ => "index.html".to_string(),
+    };
+    format!("https://www.gesetze-im-internet.de/{}/{page}", law.slug)
+}
+
+#[derive(Serialize)]
+pub struct ScanReport {
+    pub laws: usize,
+    pub parsed: usize,
+    pub failures: Vec<String>,
+    pub laws_without_sections: usize,
+    pub sections_active: usize,
+    pub sections_repealed: usize,
+    pub sentences: usize,
+    pub seconds: f64,
+}
+
+impl ScanReport {
+    fn print(&self) {
+        println!("laws                  {}", self.laws);
+        println!("parsed                {}", self.parsed);
+        println!("failed                {}", self.failures.len());
+        for failure in &self.failures {
+            println!("  {failure}");
+        }
+        println!("without sections      {}", self.laws_without_sections);
+        println!(
+            "sections              {} active, {} repealed",
+            self.sections_active, self.sections_repealed
+        );
+        println!("sentences             {}", self.sentences);
+        println!("time                  {:.1} s", self.seconds);
+    }
+}
+
+/// Parses every law of the archive, with a progress bar.
+pub fn scan(archive: &Path) -> Result<ScanReport> {
+    let started = Instant::now();
+    let bar = indicatif::ProgressBar::new_spinner().with_message("parsing laws");
+    let mut report = ScanReport {
+        laws: 0,
+        parsed: 0,
+        failures: Vec::new(),
+        laws_without_sections: 0,
+        sections_active: 0,
+        sections_repealed: 0,
+        sentences: 0,
+        seconds: 0.0,
+    };
+    paragraf_corpus::for_each_law(archive, |entry| {
+        report.laws += 1;
+        bar.inc(1);
+        match entry.result {
+            Ok(law) => {
+                report.parsed += 1;
+                let active = law.active_sections().count();
+                report.sections_active += active;
+                report.sections_repealed += law.sections.len() - active;
+                report.sentences += law
+                    .sections
+                    .iter()
+                    .map(|s| s.sentences.len())
+                    .sum::<usize>();
+                if law.sections.is_empty() {
+                    report.laws_without_sections += 1;
+                }
+            }
+            Err(e) => report.failures.push(e.to_string()),
+        }
+    })?;
+    bar.finish_and_clear();
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}

@@ -1,0 +1,356 @@
+//! The structured law: the one model every later stage (chunking, bundles, search, the browser) reads.
+//!
+//! A law is a flat list of [`Section`]s (the retrieval targets, "§ 535" or "Art. 20a") plus the structural
+//! hierarchy they hang in (Buch > Abschnitt > Titel ...). Every smaller unit (subsection, sentence, list item,
+//! reference) is a [`Span`] of byte offsets into its section's display text, so units never duplicate text,
+//! highlighting in the browser is a slice, and ids are stable positions: `(section, subsection, sentence)`.
+
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+
+/// Half-open byte range `[start, end)` into a section's [`Section::text`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Span {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl Span {
+    /// A span from a byte range.
+    pub fn new(range: Range<usize>) -> Self {
+        Span {
+            start: range.start as u32,
+            end: range.end as u32,
+        }
+    }
+
+    /// The span as a range usable for slicing.
+    pub fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    /// Whether `other` lies inside this span.
+    pub fn contains(self, other: Span) -> bool {
+        self.start <= other.start && other.end <= self.end
+    }
+}
+
+/// A whole law as published on gesetze-im-internet.de.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Law {
+    /// Official abbreviation (`jurabk`), e.g. `BGB`.
+    pub abbreviation: String,
+    /// The path segment on gesetze-im-internet.de, e.g. `bgb` in `https://www.gesetze-im-internet.de/bgb/`.
+    pub slug: String,
+    /// Full title (`langue`), e.g. `Bürgerliches Gesetzbuch`.
+    pub title: String,
+    /// Document number of the law (`doknr`), e.g. `BJNR001950896`.
+    pub doknr: String,
+    /// Build timestamp of the XML (`builddate`), e.g. `20260413220009`.
+    pub build_date: String,
+    /// Promulgation and amendment notes (`standangabe`).
+    pub stand: Vec<Stand>,
+    /// Where the XML came from (a path or URL).
+    pub source: String,
+    /// Structural units in document order; parents precede children.
+    pub structure: Vec<StructureNode>,
+    /// Sections in document order, repealed ones included.
+    pub sections: Vec<Section>,
+}
+
+/// One `standangabe`: a kind (`Stand`, `Neuf`, `Hinweis` ...) and its text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stand {
+    /// `standtyp`.
+    pub kind: String,
+    /// `standkommentar`.
+    pub comment: String,
+}
+
+/// A unit of the structural hierarchy (`gliederungseinheit`): Buch, Abschnitt, Titel, Untertitel, Kapitel ...
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StructureNode {
+    /// `gliederungskennzahl`: three digits per level, so nesting is a prefix relation (`010` > `010010`).
+    pub code: String,
+    /// `gliederungsbez`, e.g. `Buch 2`.
+    pub designation: String,
+    /// `gliederungstitel`, e.g. `Recht der Schuldverhältnisse`.
+    pub title: String,
+    /// Index of the enclosing node in [`Law::structure`].
+    pub parent: Option<u32>,
+}
+
+/// A section (Paragraph, Artikel, Anlage ...): the unit retrieval is evaluated on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Section {
+    /// Designation exactly as cited: `§ 573b`, `Art. 20a`, `§§ 3 bis 6`, `Präambel`.
+    pub designation: String,
+    /// Heading (`titel`), empty when the section has none.
+    pub title: String,
+    /// Innermost structural unit this section belongs to (index into [`Law::structure`]).
+    pub structure: Option<u32>,
+    /// `(weggefallen)` / `(aufgehoben)`: kept for the hierarchy and citations, never indexed.
+    pub repealed: bool,
+    /// Display text: subsections separated by `\n`, list items on lines of their own.
+    pub text: String,
+    /// Absätze; a section without numbered Absätze has exactly one (unlabelled) subsection.
+    pub subsections: Vec<Subsection>,
+    /// Sentences numbered continuously across the section (S1..Sn), in order.
+    pub sentences: Vec<Sentence>,
+    /// Enumeration items (`1.`, `a)`, nested) in order.
+    pub list_items: Vec<ListItem>,
+    /// Explicit citations found in the text.
+    pub references: Vec<Reference>,
+    /// Footnotes and editorial notes, as plain text (not part of [`Section::text`]).
+    pub footnotes: Vec<String>,
+}
+
+/// An Absatz.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subsection {
+    /// The number as printed without parentheses (`1`, `1a`), `None` for an unnumbered section.
+    pub label: Option<String>,
+    /// The whole Absatz including its `(1) ` label.
+    pub span: Span,
+    /// Indices into [`Section::sentences`] of the sentences in this Absatz.
+    pub sentences: Range<u32>,
+}
+
+/// A sentence (Satz).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sentence {
+    /// The sentence text, without the Absatz label.
+    pub span: Span,
+    /// Index of the Absatz it belongs to.
+    pub subsection: u32,
+}
+
+/// An item of an enumeration (`DL`/`DT`/`DD`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListItem {
+    /// The label as printed, e.g. `1.` or `a)`.
+    pub label: String,
+    /// Nesting depth, 0 for a top-level enumeration.
+    pub depth: u16,
+    /// The item's text including its label.
+    pub span: Span,
+    /// Index of the Absatz it belongs to.
+    pub subsection: u32,
+}
+
+/// An explicit citation in a section's text, e.g. `§§ 439, 440 und 441` or `§ 15a InsO`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reference {
+    /// Where the citation stands in the citing section's text.
+    pub span: Span,
+    /// What it points to, one entry per cited section (a range `§§ 535 bis 548` lists each section).
+    pub targets: Vec<RefTarget>,
+}
+
+/// The target of a citation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RefTarget {
+    /// A section of the same law, optionally narrowed to an Absatz / Satz as printed.
+    Section {
+        /// Index into [`Law::sections`].
+        section: u32,
+        /// `Abs. 1` / `Absatz 1a` as printed.
+        subsection: Option<String>,
+        /// `Satz 2` (numbered within the Absatz, as lawyers cite).
+        sentence: Option<u16>,
+    },
+    /// A provision of another law.
+    External {
+        /// The other law: its abbreviation when printed (`InsO`), else the words (`des Handelsgesetzbuchs`).
+        law: String,
+        /// The cited designation, e.g. `§ 15a`.
+        designation: String,
+    },
+    /// A provision of this law that does not exist in it (a typo or a stale citation).
+    Unresolved {
+        /// The cited designation.
+        designation: String,
+    },
+}
+
+impl Section {
+    /// The text of a span of this section.
+    pub fn slice(&self, span: Span) -> &str {
+        &self.text[span.range()]
+    }
+
+    /// Text of Absatz `index` (including its label).
+    pub fn subsection_text(&self, index: usize) -> &str {
+        self.slice(self.subsections[index].span)
+    }
+
+    /// Text of sentence `index` (S1 is index 0).
+    pub fn sentence_text(&self, index: usize) -> &str {
+        self.slice(self.sentences[index].span)
+    }
+
+    /// The number part of the designation (`573b` for `§ 573b`, `20a` for `Art. 20a`), used to resolve citations.
+    pub fn number(&self) -> Option<&str> {
+        let rest = self
+            .designation
+            .strip_prefix("§ ")
+            .or_else(|| self.designation.strip_prefix("Art. "))?;
+        rest.chars()
+            .next()
+            .filter(char::is_ascii_digit)
+            .map(|_| rest)
+    }
+}
+
+impl Law {
+    /// The breadcrumb of structural units above section `index`, outermost first.
+    pub fn path(&self, index: usize) -> Vec<&StructureNode> {
+        let mut path = Vec::new();
+        let mut node = self.sections[index].structure;
+        while let Some(i) = node {
+            let n = &self.structure[i as usize];
+            path.push(n);
+            node = n.parent;
+        }
+        path.reverse();
+        path
+    }
+
+    /// The breadcrumb as text: `Buch 2 > Abschnitt 8 > Titel 5 > Untertitel 1`.
+    pub fn path_label(&self, index: usize) -> String {
+        self.path(index)
+            .iter()
+            .map(|n| n.designation.as_str())
+            .collect::<Vec<_>>()
+            .join(" > ")
+    }
+
+    /// Finds a section by its designation as a user types it: `§ 535`, `§535`, `535`, `Art. 1`, `Art 1`, `Präambel`.
+    pub fn find_section(&self, designation: &str) -> Option<usize> {
+        let wanted = normalize_designation(designation);
+        self.sections
+            .iter()
+            .position(|s| normalize_designation(&s.designation) == wanted)
+            .or_else(|| {
+                let bare = wanted
+                    .trim_start_matches(['§', '.'])
+                    .trim_start_matches("art");
+                self.sections.iter().position(|s| s.number() == Some(bare))
+            })
+    }
+
+    /// Sections that are not repealed, with their indices.
+    pub fn active_sections(&self) -> impl Iterator<Item = (usize, &Section)> {
+        self.sections
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.repealed)
+    }
+
+    /// Depth of the structural hierarchy (0 for a law without one).
+    pub fn hierarchy_depth(&self) -> usize {
+        (0..self.structure.len())
+            .map(|i| {
+                let mut depth = 1;
+                let mut node = self.structure[i].parent;
+                while let Some(p) = node {
+                    depth += 1;
+                    node = self.structure[p as usize].parent;
+                }
+                depth
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Every citation of section `target` from elsewhere in the law: `(citing section, reference)`.
+    pub fn incoming_references(&self, target: usize) -> Vec<(usize, &Reference)> {
+        let mut hits = Vec::new();
+        for (i, section) in self.sections.iter().enumerate() {
+            if i == target {
+                continue;
+            }
+            for reference in &section.references {
+                let cites = reference.targets.iter().any(
+                    |t| matches!(t, RefTarget::Section { section, .. } if *section as usize == target),
+                );
+                if cites {
+                    hits.push((i, reference));
+                }
+            }
+        }
+        hits
+    }
+}
+
+/// Lowercase, no whitespace, `art.` for `Art`/`Artikel`: the comparison key for designations.
+fn normalize_designation(s: &str) -> String {
+    let compact: String = s
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_lowercase();
+    if let Some(rest) = compact.strip_prefix("artikel") {
+        return format!("art.{rest}");
+    }
+    match compact.strip_prefix("art") {
+        Some(rest) if !rest.starts_with('.') => format!("art.{rest}"),
+        _ => compact,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(designation: &str) -> Section {
+        Section {
+            designation: designation.into(),
+            title: String::new(),
+            structure: None,
+            repealed: false,
+            text: String::new(),
+            subsections: vec![],
+            sentences: vec![],
+            list_items: vec![],
+            references: vec![],
+            footnotes: vec![],
+        }
+    }
+
+    fn law(designations: &[&str]) -> Law {
+        Law {
+            abbreviation: "X".into(),
+            slug: "x".into(),
+            title: String::new(),
+            doknr: String::new(),
+            build_date: String::new(),
+            stand: vec![],
+            source: String::new(),
+            structure: vec![],
+            sections: designations.iter().map(|d| section(d)).collect(),
+        }
+    }
+
+    #[test]
+    fn finds_sections_as_users_type_them() {
+        let law = law(&["Präambel", "§ 1", "§ 573b", "Art. 20a"]);
+        assert_eq!(law.find_section("§ 573b"), Some(2));
+        assert_eq!(law.find_section("§573b"), Some(2));
+        assert_eq!(law.find_section("573b"), Some(2));
+        assert_eq!(law.find_section("Art 20a"), Some(3));
+        assert_eq!(law.find_section("Artikel 20a"), Some(3));
+        assert_eq!(law.find_section("präambel"), Some(0));
+        assert_eq!(law.find_section("§ 2"), None);
+    }
+
+    #[test]
+    fn number_strips_the_designation_prefix() {
+        assert_eq!(section("§ 573b").number(), Some("573b"));
+        assert_eq!(section("Art. 1").number(), Some("1"));
+        assert_eq!(section("Präambel").number(), None);
+        assert_eq!(section("§§ 3 bis 6").number(), None);
+    }
+}
