@@ -2,4 +2,5 @@
 //!
 //! Data comes from `../shared` by default; set `PARAGRAF_SHARED` to point elsewhere.
 
+mod corpus;
 mod util;

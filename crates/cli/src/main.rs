@@ -12,9 +12,36 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Parse official law XML: statistics, one section, or a whole federal archive.
+    Corpus {
+        #[command(subcommand)]
+        command: cmd::corpus::CorpusCommand,
+        #[command(flatten)]
+        dir: cmd::corpus::CorpusDir,
+    },
+    /// Get or inspect the local e5 embedding model.
+    Model(cmd::model::ModelArgs),
+    /// Embed text with the local e5 encoder (vector summary, or JSON lines with --batch).
+    Embed(cmd::embed::EmbedArgs),
+}
 
 fn main() -> anyhow::Result<()> {
+    restore_default_sigpipe();
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Corpus { command, dir } => cmd::corpus::run(command, &dir),
+        Command::Model(args) => cmd::model::run(args),
+        Command::Embed(args) => cmd::embed::run(args),
+    }
+}
+
+/// Rust ignores SIGPIPE, so `paragraf corpus show BGB "§ 1" | head` would panic on a closed pipe; behave like
+/// every other Unix tool and end quietly instead.
+fn restore_default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up before any threads exist; SIG_DFL is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }

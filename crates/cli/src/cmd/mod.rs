@@ -1,1 +1,4 @@
 //! One module per subcommand.
+pub mod corpus;
+pub mod embed;
+pub mod model;

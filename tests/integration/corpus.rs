@@ -1,0 +1,196 @@
+//! The corpus parser over the real official XML: fidelity on the BGB, every shared law, the whole federal
+//! archive, the dev questions' gold sections, and clear errors for bad files.
+
+use crate::util::{run, run_ok, shared, temp_dir};
+use paragraf_core::{Law, RefTarget};
+use std::sync::OnceLock;
+
+fn bgb() -> &'static Law {
+    static BGB: OnceLock<Law> = OnceLock::new();
+    BGB.get_or_init(|| paragraf_corpus::parse_file(&shared("corpus/BGB.xml")).expect("parse BGB"))
+}
+
+fn section(law: &Law, designation: &str) -> usize {
+    law.find_section(designation).unwrap_or_else(|| panic!("{designation} missing"))
+}
+
+#[test]
+fn bgb_section_counts_are_pinned() {
+    let law = bgb();
+    let active = law.active_sections().count();
+    let repealed = law.sections.len() - active;
+    // Counted by hand from the 2026-04-13 build: 2,518 `§` norms plus the `Anlage` norms, of which the
+    // `(weggefallen)` ones (single sections and ranges like `§§ 3 bis 6`) are repealed.
+    assert_eq!((active, repealed), (2479, 63));
+    assert_eq!(law.abbreviation, "BGB");
+    assert_eq!(law.title, "Bürgerliches Gesetzbuch");
+    assert_eq!(law.slug, "bgb");
+    let ranged = &law.sections[section(law, "§§ 3 bis 6")];
+    assert!(ranged.repealed && ranged.subsections.is_empty());
+}
+
+#[test]
+fn bgb_structure_and_units_match_the_paper() {
+    let law = bgb();
+    let s535 = section(law, "§ 535");
+    assert_eq!(law.path_label(s535), "Buch 2 > Abschnitt 8 > Titel 5 > Untertitel 1");
+    let s = &law.sections[s535];
+    assert_eq!(s.title, "Inhalt und Hauptpflichten des Mietvertrags");
+    assert_eq!((s.subsections.len(), s.sentences.len()), (2, 4));
+    assert_eq!(s.sentence_text(3), "Der Mieter ist verpflichtet, dem Vermieter die vereinbarte Miete zu entrichten.");
+    assert_eq!(s.subsections[1].sentences, 3..4);
+    assert_eq!(law.sections[section(law, "§ 433")].subsections.len(), 2);
+    assert_eq!(law.sections[section(law, "§ 1")].sentences.len(), 1);
+    assert_eq!(law.hierarchy_depth(), 6);
+}
+
+#[test]
+fn every_unit_is_a_valid_slice_of_its_section() {
+    let law = bgb();
+    for (_, s) in law.active_sections() {
+        for sub in &s.subsections {
+            assert!(s.text.is_char_boundary(sub.span.start as usize) && s.text.is_char_boundary(sub.span.end as usize));
+            for i in sub.sentences.clone() {
+                let sentence = s.sentences[i as usize];
+                assert!(sub.span.contains(sentence.span), "{}: sentence {i} outside its Absatz", s.designation);
+                assert!(!s.slice(sentence.span).trim().is_empty());
+            }
+        }
+        let counted: u32 = s.subsections.iter().map(|sub| sub.sentences.end - sub.sentences.start).sum();
+        assert_eq!(counted as usize, s.sentences.len(), "{}", s.designation);
+        for item in &s.list_items {
+            assert!(s.slice(item.span).starts_with(&item.label), "{}: {:?}", s.designation, item);
+        }
+        for reference in &s.references {
+            for target in &reference.targets {
+                if let RefTarget::Section { section, .. } = target {
+                    assert!((*section as usize) < law.sections.len());
+                }
+            }
+        }
+        assert!(!s.text.contains('<') || s.text.contains("< "), "{}: markup leaked: {}", s.designation, s.text);
+    }
+}
+
+#[test]
+fn bgb_references_resolve() {
+    let law = bgb();
+    let s437 = &law.sections[section(law, "§ 437")];
+    let cited: Vec<&str> = s437
+        .references
+        .iter()
+        .flat_map(|r| &r.targets)
+        .filter_map(|t| match t {
+            RefTarget::Section { section, .. } => Some(law.sections[*section as usize].designation.as_str()),
+            _ => None,
+        })
+        .collect();
+    for expected in ["§ 439", "§ 440", "§ 323", "§ 326", "§ 441", "§ 280", "§ 281", "§ 283", "§ 311a", "§ 284"] {
+        assert!(cited.contains(&expected), "§ 437 should cite {expected}: {cited:?}");
+    }
+    // § 549 Abs. 1 cites the range §§ 535 bis 548: every section in it, in order
+    let s549 = &law.sections[section(law, "§ 549")];
+    let range = s549.references.iter().find(|r| s549.slice(r.span) == "§§ 535 bis 548").expect("range citation");
+    assert_eq!(range.targets.len(), section(law, "§ 548") - section(law, "§ 535") + 1);
+    // external citations keep the other law (§ 1984: `§§ 81 und 82 der Insolvenzordnung`)
+    let s1984 = &law.sections[section(law, "§ 1984")];
+    let external: Vec<&RefTarget> = s1984.references.iter().flat_map(|r| &r.targets).collect();
+    assert!(
+        external.contains(&&RefTarget::External { law: "der Insolvenzordnung".into(), designation: "§ 82".into() }),
+        "{external:?}"
+    );
+}
+
+#[test]
+fn dev_gold_sections_are_covered() {
+    let path = shared("eval/gerlayqa/bgb_dev.json");
+    let questions: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let law = bgb();
+    let (mut found, mut total, mut missing) = (0, 0, Vec::new());
+    for q in &questions {
+        for gold in q["Paragraphs"].as_array().unwrap() {
+            let gold = gold.as_str().unwrap();
+            total += 1;
+            match law.find_section(gold) {
+                Some(i) if !law.sections[i].repealed => found += 1,
+                _ => missing.push(gold.to_string()),
+            }
+        }
+    }
+    let coverage = found as f64 / total as f64;
+    missing.sort();
+    missing.dedup();
+    eprintln!("dev gold coverage: {found}/{total} = {:.2} %; missing: {missing:?}", coverage * 100.0);
+    assert!(coverage > 0.995, "coverage {coverage}");
+}
+
+#[test]
+fn all_shared_laws_parse_via_the_cli() {
+    for (law, designation) in [("BGB", "§ 535"), ("StGB", "§ 242"), ("ZPO", "§ 253"), ("HGB", "§ 1"), ("GG", "Art. 1")] {
+        let stats: serde_json::Value = serde_json::from_str(&run_ok(&["corpus", "stats", law, "--json", "--corpus-dir", shared("corpus").to_str().unwrap()])).unwrap();
+        assert_eq!(stats["abbreviation"], law);
+        assert!(stats["sections_active"].as_u64().unwrap() > 100, "{law}: {stats}");
+        assert!(stats["sentences"].as_u64().unwrap() > stats["sections_active"].as_u64().unwrap());
+        let shown: serde_json::Value = serde_json::from_str(&run_ok(&["corpus", "show", law, designation, "--json", "--corpus-dir", shared("corpus").to_str().unwrap()])).unwrap();
+        assert_eq!(shown["designation"], designation);
+    }
+    let gg: serde_json::Value = serde_json::from_str(&run_ok(&["corpus", "show", shared("corpus/GG.xml").to_str().unwrap(), "Art. 20a", "--json"])).unwrap();
+    assert_eq!(gg["url"], "https://www.gesetze-im-internet.de/gg/art_20a.html");
+    // GG articles carry no headings in the official XML; the text is there
+    assert!(gg["subsections"][0]["sentences"][0][1].as_str().unwrap().contains("Lebensgrundlagen"), "{gg}");
+}
+
+#[test]
+fn show_prints_sentences_and_references() {
+    let out = run_ok(&["corpus", "show", shared("corpus/BGB.xml").to_str().unwrap(), "§ 535"]);
+    assert!(out.contains("S4 Der Mieter ist verpflichtet"), "{out}");
+    assert!(out.contains("incoming references"), "{out}");
+    assert!(out.contains("§ 549 (§§ 535 bis 548)"), "{out}");
+    let missing = run(&["corpus", "show", shared("corpus/BGB.xml").to_str().unwrap(), "§ 99999"]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("BGB has no section \"§ 99999\""));
+}
+
+#[test]
+fn federal_archive_parses_without_failures() {
+    let mut laws = 0;
+    let mut without_sections = 0;
+    let mut failures = Vec::new();
+    let count = paragraf_corpus::for_each_law(&shared("corpus/gii-federal-2026-04.tar.xz"), |entry| {
+        laws += 1;
+        match entry.result {
+            Ok(law) => without_sections += usize::from(law.sections.is_empty()),
+            Err(e) => failures.push(e.to_string()),
+        }
+    })
+    .expect("read archive");
+    eprintln!("federal corpus: {laws} laws, {} failed, {without_sections} without sections", failures.len());
+    assert_eq!(count, 6877);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn bad_files_give_clear_errors_and_no_panic() {
+    let dir = temp_dir();
+    let bgb = std::fs::read(shared("corpus/BGB.xml")).unwrap();
+    let mut latin1 = b"<?xml version=\"1.0\"?>\n<dokumente><norm><metadaten><jurabk>X</jurabk><langue>".to_vec();
+    latin1.extend_from_slice(b"Gr\xf6\xdfe</langue></metadaten></norm></dokumente>");
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty.xml", vec![], "empty.xml: the file is empty."),
+        ("truncated.xml", bgb[..100_000].to_vec(), "truncated.xml:1:"),
+        ("other.xml", b"<?xml version=\"1.0\"?>\n<rss><channel/></rss>".to_vec(), "other.xml:2:1: not a gesetze-im-internet.de law: the root element is <rss>"),
+        ("latin1.xml", latin1, "latin1.xml:2:57: invalid UTF-8 (byte offset 78)"),
+        ("garbage.xml", b"\x00\x01PK\x03\x04 not xml".to_vec(), "garbage.xml:"),
+    ];
+    for (name, bytes, expected) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = run(&["corpus", "stats", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name} should fail");
+        assert!(stderr.contains(expected), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+    let missing = run(&["corpus", "stats", "NOPE", "--corpus-dir", dir.path().to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no law \"NOPE\": it is not a file"));
+}
