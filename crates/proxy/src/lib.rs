@@ -1,1 +1,37 @@
-//! Query-embedding proxy.
+//! The query-embedding proxy: a small, safe HTTP server that turns query text into a vector.
+//!
+//! The browser app holds the whole corpus; only the query text leaves it, to this server, which embeds it with
+//! exactly the model the bundles were built with (the app compares [`paragraf_embed::EmbeddingBackend::model_id`]
+//! from `/health` with the bundle's). Users self-host it next to the static site, often on a small machine, so
+//! the server is built around admission control: CORS allowlist, body and text limits, a per-client rate limit,
+//! a global concurrency gate sized to the cores, timeouts and an LRU cache of recent query vectors. Query text
+//! never reaches the logs unless the operator opts in.
+//!
+//! The server is generic over [`paragraf_embed::EmbeddingBackend`], so the same code serves the local e5 encoder
+//! or any other backend (and tests use a small deterministic one).
+
+pub mod api;
+pub mod bench;
+mod cache;
+mod config;
+mod cors;
+mod error;
+mod limit;
+mod server;
+
+pub use config::{default_concurrency, Config, DEFAULT_BIND};
+pub use error::{ApiError, ConfigError, ServeError};
+pub use server::{run_blocking, shutdown_signal, Server, VERSION};
+
+/// Sends the proxy's log lines (and the libraries') to stderr at `level` (`error`, `warn`, `info`, `debug`,
+/// `trace`). Does nothing if a logger is already installed.
+pub fn init_logging(level: &str) -> Result<(), ConfigError> {
+    let level: tracing::Level = level
+        .parse()
+        .map_err(|_| ConfigError::Invalid(format!("unknown log level {level:?}")))?;
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .try_init();
+    Ok(())
+}

@@ -1,0 +1,145 @@
+//! CORS with an explicit allowlist, enforced on the server side.
+//!
+//! Plain CORS only stops a foreign page from *reading* the answer; the browser still sends the request, and
+//! each one costs a forward pass. So a request that carries an `Origin` not on the list is refused with 403
+//! before any work is done, and preflights for such origins fail the same way. Requests without `Origin`
+//! (curl, server-to-server) are not browser cross-origin calls and pass; the rate limit covers them.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::error::ApiError;
+
+/// Which browser origins may call the proxy.
+pub struct CorsPolicy {
+    any: bool,
+    origins: HashSet<String>,
+    dev: bool,
+}
+
+impl CorsPolicy {
+    /// A policy from the configured list (`*` allows every origin) and the dev switch (local origins).
+    pub fn new(origins: &[String], dev: bool) -> Self {
+        CorsPolicy {
+            any: origins.iter().any(|o| o == "*"),
+            origins: origins.iter().filter(|o| *o != "*").cloned().collect(),
+            dev,
+        }
+    }
+
+    /// Whether `origin` (the `Origin` header's value) is allowed.
+    pub fn allows(&self, origin: &str) -> bool {
+        self.any || self.origins.contains(origin) || (self.dev && is_local_origin(origin))
+    }
+}
+
+/// `http://localhost`, `http://127.0.0.1` or `http://[::1]`, with any port.
+fn is_local_origin(origin: &str) -> bool {
+    let Some(authority) = origin.strip_prefix("http://") else {
+        return false;
+    };
+    ["localhost", "127.0.0.1", "[::1]"]
+        .iter()
+        .any(|host| match authority.strip_prefix(host) {
+            Some("") => true,
+            Some(port) => port
+                .strip_prefix(':')
+                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())),
+            None => false,
+        })
+}
+
+/// Seconds a browser may cache a successful preflight.
+const PREFLIGHT_MAX_AGE: u32 = 600;
+
+/// The middleware: refuses foreign origins, answers preflights, and labels allowed answers.
+pub async fn cors(State(policy): State<Arc<CorsPolicy>>, request: Request, next: Next) -> Response {
+    let Some(origin) = request.headers().get(header::ORIGIN).cloned() else {
+        let mut response = next.run(request).await;
+        response
+            .headers_mut()
+            .append(header::VARY, HeaderValue::from_static("origin"));
+        return response;
+    };
+    if !origin.to_str().is_ok_and(|o| policy.allows(o)) {
+        let message = "this origin is not allowed to use the proxy (the operator can add it with --allow-origin)";
+        let mut response =
+            ApiError::new(StatusCode::FORBIDDEN, "origin_not_allowed", message).into_response();
+        response
+            .headers_mut()
+            .append(header::VARY, HeaderValue::from_static("origin"));
+        return response;
+    }
+    let preflight = request.method() == Method::OPTIONS
+        && request
+            .headers()
+            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+    let mut response = if preflight {
+        let mut response = StatusCode::NO_CONTENT.into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("GET, POST"),
+        );
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static("content-type"),
+        );
+        headers.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from(PREFLIGHT_MAX_AGE),
+        );
+        response
+    } else {
+        let mut response = next.run(request).await;
+        response.headers_mut().insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("retry-after, x-cache"),
+        );
+        response
+    };
+    let headers = response.headers_mut();
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    headers.append(header::VARY, HeaderValue::from_static("origin"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowlist_and_dev_origins() {
+        let policy = CorsPolicy::new(&["https://paragraf.example".into()], false);
+        assert!(policy.allows("https://paragraf.example"));
+        assert!(!policy.allows("https://paragraf.example.evil"));
+        assert!(
+            !policy.allows("http://localhost:8080"),
+            "local origins need --dev"
+        );
+        let dev = CorsPolicy::new(&[], true);
+        for ok in [
+            "http://localhost:8080",
+            "http://127.0.0.1:3000",
+            "http://[::1]:1",
+            "http://localhost",
+        ] {
+            assert!(dev.allows(ok), "{ok}");
+        }
+        for bad in [
+            "https://localhost:8080",
+            "http://localhost.evil",
+            "http://localhost:",
+            "http://localhost:80x",
+            "null",
+        ] {
+            assert!(!dev.allows(bad), "{bad}");
+        }
+        assert!(CorsPolicy::new(&["*".into()], false).allows("null"));
+    }
+}

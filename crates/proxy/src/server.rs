@@ -1,0 +1,418 @@
+//! The HTTP server: routes, the embedding handler and graceful shutdown.
+//!
+//! A request for `POST /v1/embed` goes through, in order: the CORS check (cheap, refuses foreign pages), reading
+//! the body under the byte limit, parsing and validating, the per-client rate limit, the cache, and only then
+//! the concurrency gate and the CPU-bound forward pass on tokio's blocking pool (so the async workers keep
+//! accepting and refusing requests while both cores compute). The whole request runs under a timeout.
+
+use std::future::{Future, IntoFuture};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use paragraf_embed::{EmbeddingBackend, TextKind};
+use tokio::net::TcpListener;
+
+use crate::api::{EmbedRequest, EmbedResponse, Health, Payload, TextLimits};
+use crate::cache::VectorCache;
+use crate::config::Config;
+use crate::cors::{cors, CorsPolicy};
+use crate::error::{ApiError, ServeError};
+use crate::limit::{client_key, Busy, Gate, RateLimiter};
+
+/// Version reported by `/health`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+struct AppState {
+    backend: Arc<dyn EmbeddingBackend>,
+    config: Config,
+    limits: TextLimits,
+    limiter: Option<RateLimiter>,
+    gate: Gate,
+    cache: VectorCache,
+    client_ip_header: Option<HeaderName>,
+}
+
+/// Builds the router for `backend` under `config` (already validated).
+fn router(config: Config, backend: Arc<dyn EmbeddingBackend>) -> Router {
+    let policy = Arc::new(CorsPolicy::new(&config.allow_origins, config.dev));
+    let state = Arc::new(AppState {
+        limits: TextLimits {
+            max_chars: config.max_chars,
+            max_batch: config.max_batch,
+        },
+        limiter: (config.rate_per_minute > 0)
+            .then(|| RateLimiter::new(config.rate_per_minute, config.burst)),
+        gate: Gate::new(
+            config.max_concurrency,
+            config.max_queue,
+            config.queue_timeout,
+        ),
+        cache: VectorCache::new(config.cache_size),
+        client_ip_header: config
+            .client_ip_header
+            .as_deref()
+            .and_then(|h| HeaderName::try_from(h).ok()),
+        backend,
+        config,
+    });
+    Router::new()
+        .route("/v1/embed", post(embed))
+        .route("/health", get(health))
+        .fallback(|| async {
+            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "method not allowed here",
+            )
+        })
+        .with_state(state)
+        .layer(axum::middleware::from_fn_with_state(policy, cors))
+}
+
+async fn health(State(state): State<Arc<AppState>>) -> Response {
+    Json(Health {
+        status: "ok",
+        model: state.backend.model_id(),
+        dim: state.backend.dim(),
+        version: VERSION,
+        max_chars: state.config.max_chars,
+        max_batch: state.config.max_batch,
+    })
+    .into_response()
+}
+
+/// What the handler learned, for the log line.
+#[derive(Default)]
+struct Outcome {
+    texts: Vec<String>,
+    cache: &'static str,
+}
+
+async fn embed(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let start = Instant::now();
+    let mut outcome = Outcome::default();
+    let timeout = state.config.request_timeout;
+    let result = tokio::time::timeout(
+        timeout,
+        handle_embed(&state, peer, &headers, body, &mut outcome),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        let message = format!("the request took longer than {} s", timeout.as_secs_f32());
+        Err(ApiError::retry(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            message,
+            1,
+        ))
+    });
+    let response = result.unwrap_or_else(IntoResponse::into_response);
+    let status = response.status().as_u16();
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let texts = outcome.texts.len();
+    if state.config.log_queries {
+        tracing::info!(status, texts, cache = outcome.cache, ms, queries = ?outcome.texts, "embed");
+    } else {
+        tracing::info!(status, texts, cache = outcome.cache, ms, "embed");
+    }
+    response
+}
+
+async fn handle_embed(
+    state: &AppState,
+    peer: SocketAddr,
+    headers: &HeaderMap,
+    body: Body,
+    outcome: &mut Outcome,
+) -> Result<Response, ApiError> {
+    check_content_type(headers)?;
+    let bytes = read_body(headers, body, state.config.max_body_bytes).await?;
+    let request = EmbedRequest::parse(&bytes, &state.limits)?;
+    outcome.texts = request.texts;
+    let texts = &outcome.texts;
+    if let Some(limiter) = &state.limiter {
+        let client = client_key(client_ip(state, peer, headers));
+        let cost = u32::try_from(texts.len()).unwrap_or(u32::MAX);
+        limiter.check(client, cost).map_err(|secs| {
+            ApiError::retry(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "too many requests from this client",
+                secs,
+            )
+        })?;
+    }
+
+    let mut vectors: Vec<Option<Arc<[f32]>>> = texts.iter().map(|t| state.cache.get(t)).collect();
+    let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
+    outcome.cache = match missing.len() {
+        0 => "hit",
+        n if n == texts.len() => "miss",
+        _ => "partial",
+    };
+    if !missing.is_empty() {
+        let fresh =
+            embed_blocking(state, missing.iter().map(|&i| texts[i].clone()).collect()).await?;
+        for (i, vector) in missing.into_iter().zip(fresh) {
+            state.cache.put(&texts[i], Arc::clone(&vector));
+            vectors[i] = Some(vector);
+        }
+    }
+    let vectors: Vec<Arc<[f32]>> = vectors
+        .into_iter()
+        .map(|v| v.expect("every text has a vector"))
+        .collect();
+
+    let body = EmbedResponse {
+        model: state.backend.model_id(),
+        dim: state.backend.dim(),
+        payload: Payload::new(&vectors, request.batch, request.format),
+    };
+    let mut response = Json(body).into_response();
+    let headers = response.headers_mut();
+    headers.insert("x-cache", HeaderValue::from_static(outcome.cache));
+    // Vectors reveal the query: no shared cache on the way may keep them.
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+/// Requiring JSON also forces browsers to send a CORS preflight before any cross-origin request.
+fn check_content_type(headers: &HeaderMap) -> Result<(), ApiError> {
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"));
+    if is_json {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "send the request with Content-Type: application/json",
+        ))
+    }
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        format!("request body is larger than {limit} bytes"),
+    )
+}
+
+/// Reads at most `limit` bytes; a declared or actual larger body is refused without reading it all.
+async fn read_body(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<axum::body::Bytes, ApiError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limit as u64) {
+        return Err(too_large(limit));
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let over_limit = std::error::Error::source(&e).is_some_and(|source| {
+            source
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+        });
+        if over_limit {
+            too_large(limit)
+        } else {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "body_unreadable",
+                "could not read the request body",
+            )
+        }
+    })
+}
+
+/// The socket's address, or the one a trusted reverse proxy put in the configured header (for
+/// `X-Forwarded-For`, the last entry: the address that proxy itself saw).
+fn client_ip(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
+    state
+        .client_ip_header
+        .as_ref()
+        .and_then(|name| headers.get(name))
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.rsplit(',').next())
+        .and_then(|last| last.trim().parse().ok())
+        .unwrap_or(peer.ip())
+}
+
+/// Runs the forward pass on the blocking pool, holding a gate permit for exactly as long as it computes.
+async fn embed_blocking(state: &AppState, texts: Vec<String>) -> Result<Vec<Arc<[f32]>>, ApiError> {
+    let permit = state.gate.acquire().await.map_err(|busy| {
+        let message = match busy {
+            Busy::QueueFull => "the server is busy (too many requests waiting); retry shortly",
+            Busy::Timeout => {
+                "the server is busy (no embedding slot became free in time); retry shortly"
+            }
+        };
+        ApiError::retry(StatusCode::SERVICE_UNAVAILABLE, "busy", message, 1)
+    })?;
+    let backend = Arc::clone(&state.backend);
+    let count = texts.len();
+    let result = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        backend.embed(&refs, TextKind::Query)
+    })
+    .await;
+    let internal = || {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "embedding_failed",
+            "embedding failed",
+        )
+    };
+    let vectors = match result {
+        Ok(Ok(vectors)) => vectors,
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "embedding backend failed");
+            return Err(internal());
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "embedding job panicked");
+            return Err(internal());
+        }
+    };
+    let dim = state.backend.dim();
+    if vectors.len() != count || vectors.iter().any(|v| v.len() != dim) {
+        tracing::error!(
+            expected = count,
+            got = vectors.len(),
+            dim,
+            "embedding backend returned the wrong shape"
+        );
+        return Err(internal());
+    }
+    Ok(vectors.into_iter().map(Arc::from).collect())
+}
+
+/// A bound, not yet running proxy.
+pub struct Server {
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    router: Router,
+    grace: std::time::Duration,
+}
+
+impl Server {
+    /// Validates `config`, binds its address and prepares the routes (call [`Server::run`] to serve).
+    pub async fn bind(
+        config: Config,
+        backend: Arc<dyn EmbeddingBackend>,
+    ) -> Result<Server, ServeError> {
+        config.validate()?;
+        let addr = config.bind;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServeError::Bind { addr, source })?;
+        let local_addr = listener.local_addr()?;
+        let grace = config.shutdown_grace;
+        Ok(Server {
+            listener,
+            local_addr,
+            router: router(config, backend),
+            grace,
+        })
+    }
+
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting, lets in-flight requests finish for at most the
+    /// grace period, and returns.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let (fired_tx, fired_rx) = tokio::sync::oneshot::channel::<()>();
+        let service = self
+            .router
+            .into_make_service_with_connect_info::<SocketAddr>();
+        let serve = axum::serve(self.listener, service).with_graceful_shutdown(async move {
+            shutdown.await;
+            tracing::info!("shutting down: no new connections, finishing requests in flight");
+            let _ = fired_tx.send(());
+        });
+        let mut task = tokio::spawn(serve.into_future());
+        let joined = tokio::select! {
+            joined = &mut task => joined,
+            _ = fired_rx => match tokio::time::timeout(self.grace, &mut task).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    tracing::warn!(grace_s = self.grace.as_secs_f32(), "grace period over; dropping open requests");
+                    task.abort();
+                    return Ok(());
+                }
+            },
+        };
+        joined
+            .map_err(std::io::Error::other)?
+            .map_err(ServeError::Io)
+    }
+}
+
+/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM (systemd, docker stop).
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}
+
+/// Runs the proxy on its own runtime until SIGINT/SIGTERM; `on_ready` gets the bound address once listening.
+pub fn run_blocking(
+    config: Config,
+    backend: Arc<dyn EmbeddingBackend>,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let server = Server::bind(config, backend).await?;
+        on_ready(server.local_addr());
+        server.run(shutdown_signal()).await
+    })
+}

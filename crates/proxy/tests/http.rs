@@ -1,0 +1,729 @@
+//! The proxy's HTTP layer over real sockets on 127.0.0.1, with a small deterministic backend (the real encoder's
+//! happy path is in the workspace integration tests). Requests are written byte by byte so that malformed ones
+//! (non-UTF-8, lying lengths, chunked floods) can be sent exactly.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use paragraf_embed::{EmbedError, EmbeddingBackend, TextKind};
+use paragraf_proxy::bench::{self, BenchConfig};
+use paragraf_proxy::{Config, Server};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const DIM: usize = 4;
+
+/// Deterministic vectors derived from the text; optionally slow, and records how many calls overlap.
+#[derive(Default)]
+struct Fake {
+    delay: Duration,
+    wrong_shape: bool,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+    texts_embedded: AtomicUsize,
+}
+
+fn fake_vector(text: &str) -> Vec<f32> {
+    let bytes = text.as_bytes();
+    let sum: u32 = bytes.iter().map(|&b| u32::from(b)).sum();
+    vec![
+        bytes.len() as f32,
+        sum as f32 / 1000.0,
+        -(bytes[0] as f32) / 100.0,
+        0.125,
+    ]
+}
+
+impl EmbeddingBackend for Fake {
+    fn model_id(&self) -> &str {
+        "test/fake@1"
+    }
+    fn dim(&self) -> usize {
+        DIM
+    }
+    fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        assert_eq!(kind, TextKind::Query, "the proxy embeds queries");
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        std::thread::sleep(self.delay);
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.texts_embedded.fetch_add(texts.len(), Ordering::SeqCst);
+        let take = if self.wrong_shape {
+            texts.len() - 1
+        } else {
+            texts.len()
+        };
+        Ok(texts[..take].iter().map(|t| fake_vector(t)).collect())
+    }
+}
+
+struct Running {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), paragraf_proxy::ServeError>>,
+}
+
+impl Running {
+    async fn shutdown(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(Duration::from_secs(10), self.task)
+            .await
+            .expect("server stops")
+            .unwrap()
+            .unwrap();
+    }
+}
+
+fn test_config() -> Config {
+    Config {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        ..Config::default()
+    }
+}
+
+async fn start(config: Config, backend: Arc<Fake>) -> Running {
+    let server = Server::bind(config, backend).await.expect("bind");
+    let addr = server.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    Running {
+        addr,
+        stop: Some(stop),
+        task,
+    }
+}
+
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {:?}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+    /// Asserts an error answer with this status and code.
+    fn assert_error(&self, status: u16, code: &str) -> String {
+        assert_eq!(self.status, status, "{self:?}");
+        let json = self.json();
+        assert_eq!(json["code"], code, "{json}");
+        json["error"].as_str().expect("error message").to_owned()
+    }
+}
+
+/// Sends raw request bytes on a fresh connection and reads the answer (the request must say `Connection: close`).
+async fn raw(addr: SocketAddr, request: &[u8]) -> Answer {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    let mut bytes = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut bytes))
+        .await
+        .expect("answer in time")
+        .unwrap();
+    let split = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("end of head");
+    let head = String::from_utf8(bytes[..split].to_vec()).unwrap();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .map(|l| {
+            let (n, v) = l.split_once(':').unwrap();
+            (n.trim().to_owned(), v.trim().to_owned())
+        })
+        .collect();
+    assert!(
+        !headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("transfer-encoding")),
+        "answers carry a Content-Length"
+    );
+    Answer {
+        status,
+        headers,
+        body: bytes[split + 4..].to_vec(),
+    }
+}
+
+/// A request with the given method, path, extra headers and body (Content-Length added when there is a body).
+async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Answer {
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        req.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !body.is_empty() {
+        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    req.push_str("\r\n");
+    let mut bytes = req.into_bytes();
+    bytes.extend_from_slice(body);
+    raw(addr, &bytes).await
+}
+
+async fn post(addr: SocketAddr, body: &[u8]) -> Answer {
+    post_with(addr, &[], body).await
+}
+
+async fn post_with(addr: SocketAddr, headers: &[(&str, &str)], body: &[u8]) -> Answer {
+    let mut all = vec![("Content-Type", "application/json")];
+    all.extend_from_slice(headers);
+    request(addr, "POST", "/v1/embed", &all, body).await
+}
+
+fn floats(value: &Value) -> Vec<f32> {
+    value
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_reports_model_dim_and_version() {
+    let server = start(test_config(), Arc::default()).await;
+    let answer = request(server.addr, "GET", "/health", &[], b"").await;
+    assert_eq!(answer.status, 200);
+    let json = answer.json();
+    assert_eq!(json["status"], "ok");
+    assert_eq!(json["model"], "test/fake@1");
+    assert_eq!(json["dim"], DIM);
+    assert_eq!(json["version"], paragraf_proxy::VERSION);
+    assert_eq!(json["max_chars"], 2000);
+    request(server.addr, "GET", "/nope", &[], b"")
+        .await
+        .assert_error(404, "not_found");
+    request(server.addr, "GET", "/v1/embed", &[], b"")
+        .await
+        .assert_error(405, "method_not_allowed");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embeds_single_batch_and_int8_with_cache() {
+    let backend = Arc::new(Fake::default());
+    let server = start(test_config(), Arc::clone(&backend)).await;
+    let text = "Kündigung der Mietwohnung";
+
+    let first = post(server.addr, format!(r#"{{"text": "{text}"}}"#).as_bytes()).await;
+    assert_eq!(first.status, 200, "{first:?}");
+    assert_eq!(first.header("x-cache"), Some("miss"));
+    assert_eq!(first.header("cache-control"), Some("no-store"));
+    let json = first.json();
+    assert_eq!(
+        (json["model"].as_str(), json["dim"].as_u64()),
+        (Some("test/fake@1"), Some(DIM as u64))
+    );
+    assert_eq!(
+        floats(&json["vector"]),
+        fake_vector(text),
+        "f32 values survive JSON exactly"
+    );
+
+    let again = post(server.addr, format!(r#"{{"text": "{text}"}}"#).as_bytes()).await;
+    assert_eq!(again.header("x-cache"), Some("hit"));
+    assert_eq!(again.json()["vector"], json["vector"]);
+    assert_eq!(
+        backend.texts_embedded.load(Ordering::SeqCst),
+        1,
+        "the hit did not reach the backend"
+    );
+
+    let batch = post(
+        server.addr,
+        format!(r#"{{"texts": ["{text}", "Erbrecht"]}}"#).as_bytes(),
+    )
+    .await;
+    assert_eq!(batch.status, 200);
+    assert_eq!(batch.header("x-cache"), Some("partial"));
+    let vectors = batch.json()["vectors"].as_array().unwrap().clone();
+    assert_eq!(vectors.len(), 2);
+    assert_eq!(floats(&vectors[1]), fake_vector("Erbrecht"));
+    assert_eq!(
+        backend.texts_embedded.load(Ordering::SeqCst),
+        2,
+        "only the new text was embedded"
+    );
+
+    let int8 = post(server.addr, br#"{"text": "Erbrecht", "format": "int8"}"#)
+        .await
+        .json();
+    let scale = int8["scale"].as_f64().unwrap() as f32;
+    let values: Vec<i64> = int8["int8"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert_eq!(values.len(), DIM);
+    assert!(values.iter().any(|v| v.abs() == 127));
+    for (q, v) in values.iter().zip(fake_vector("Erbrecht")) {
+        assert!(
+            (*q as f32 * scale - v).abs() <= scale / 2.0 + 1e-6,
+            "{q} * {scale} vs {v}"
+        );
+    }
+    let int8_batch = post(server.addr, br#"{"texts": ["a", "b"], "format": "int8"}"#)
+        .await
+        .json();
+    assert_eq!(int8_batch["int8"].as_array().unwrap().len(), 2);
+    assert_eq!(int8_batch["scales"].as_array().unwrap().len(), 2);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disabled_cache_always_misses() {
+    let backend = Arc::new(Fake::default());
+    let server = start(
+        Config {
+            cache_size: 0,
+            ..test_config()
+        },
+        Arc::clone(&backend),
+    )
+    .await;
+    for _ in 0..2 {
+        assert_eq!(
+            post(server.addr, br#"{"text": "Erbe"}"#)
+                .await
+                .header("x-cache"),
+            Some("miss")
+        );
+    }
+    assert_eq!(backend.texts_embedded.load(Ordering::SeqCst), 2);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cors_allowlist_is_enforced() {
+    let config = Config {
+        allow_origins: vec!["https://paragraf.example".into()],
+        ..test_config()
+    };
+    let server = start(config, Arc::default()).await;
+    let addr = server.addr;
+    let preflight = |origin: &'static str| async move {
+        let headers = [
+            ("Origin", origin),
+            ("Access-Control-Request-Method", "POST"),
+            ("Access-Control-Request-Headers", "content-type"),
+        ];
+        request(addr, "OPTIONS", "/v1/embed", &headers, b"").await
+    };
+
+    let allowed = preflight("https://paragraf.example").await;
+    assert_eq!(allowed.status, 204, "{allowed:?}");
+    assert_eq!(
+        allowed.header("access-control-allow-origin"),
+        Some("https://paragraf.example")
+    );
+    assert!(allowed
+        .header("access-control-allow-methods")
+        .unwrap()
+        .contains("POST"));
+    assert_eq!(
+        allowed.header("access-control-allow-headers"),
+        Some("content-type")
+    );
+
+    let denied = preflight("https://evil.example").await;
+    denied.assert_error(403, "origin_not_allowed");
+    assert_eq!(denied.header("access-control-allow-origin"), None);
+    let local = preflight("http://localhost:8080").await;
+    assert_eq!(local.status, 403, "localhost is not allowed without --dev");
+
+    let call = post_with(
+        addr,
+        &[("Origin", "https://paragraf.example")],
+        br#"{"text": "Miete"}"#,
+    )
+    .await;
+    assert_eq!(call.status, 200);
+    assert_eq!(
+        call.header("access-control-allow-origin"),
+        Some("https://paragraf.example")
+    );
+    assert!(call
+        .header("access-control-expose-headers")
+        .unwrap()
+        .contains("retry-after"));
+    let foreign = post_with(
+        addr,
+        &[("Origin", "https://evil.example")],
+        br#"{"text": "Miete"}"#,
+    )
+    .await;
+    foreign.assert_error(403, "origin_not_allowed");
+    let no_origin = post(addr, br#"{"text": "Miete"}"#).await;
+    assert_eq!(no_origin.status, 200, "non-browser clients send no Origin");
+    assert_eq!(no_origin.header("access-control-allow-origin"), None);
+    server.shutdown().await;
+
+    let dev = start(
+        Config {
+            dev: true,
+            ..test_config()
+        },
+        Arc::default(),
+    )
+    .await;
+    let headers = [
+        ("Origin", "http://127.0.0.1:5173"),
+        ("Access-Control-Request-Method", "POST"),
+    ];
+    let answer = request(dev.addr, "OPTIONS", "/v1/embed", &headers, b"").await;
+    assert_eq!(answer.status, 204);
+    assert_eq!(
+        answer.header("access-control-allow-origin"),
+        Some("http://127.0.0.1:5173")
+    );
+    dev.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_precise_json_errors() {
+    let backend = Arc::new(Fake::default());
+    let config = Config {
+        max_body_bytes: 1024,
+        max_chars: 50,
+        ..test_config()
+    };
+    let server = start(config, Arc::clone(&backend)).await;
+    let addr = server.addr;
+
+    // Oversized: declared by Content-Length, and streamed in chunks without any length.
+    let big = format!(r#"{{"text": "{}"}}"#, "a".repeat(2000));
+    let message = post(addr, big.as_bytes())
+        .await
+        .assert_error(413, "body_too_large");
+    assert_eq!(message, "request body is larger than 1024 bytes");
+    let mut chunked = format!(
+        "POST /v1/embed HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Transfer-Encoding: chunked\r\n\r\n"
+    );
+    for _ in 0..4 {
+        chunked.push_str(&format!("200\r\n{}\r\n", "x".repeat(0x200)));
+    }
+    chunked.push_str("0\r\n\r\n");
+    raw(addr, chunked.as_bytes())
+        .await
+        .assert_error(413, "body_too_large");
+
+    let message = post(addr, br#"{"text": ""}"#)
+        .await
+        .assert_error(422, "empty_text");
+    assert_eq!(message, "text is empty");
+    post(addr, br#"{"text": "   "}"#)
+        .await
+        .assert_error(422, "empty_text");
+    let long = format!(r#"{{"text": "{}"}}"#, "ä".repeat(51));
+    let message = post(addr, long.as_bytes())
+        .await
+        .assert_error(422, "text_too_long");
+    assert_eq!(message, "text has 51 characters; at most 50 are allowed");
+    let message = post(addr, br#"{"text": "Miete"#)
+        .await
+        .assert_error(400, "invalid_json");
+    assert!(
+        message.starts_with("request body is not valid JSON"),
+        "{message}"
+    );
+    post(addr, b"not json at all")
+        .await
+        .assert_error(400, "invalid_json");
+    let message = post(addr, b"{\"text\": \"Mi\xffete\"}")
+        .await
+        .assert_error(400, "invalid_utf8");
+    assert_eq!(
+        message,
+        "request body is not valid UTF-8 (first bad byte at offset 12)"
+    );
+    post(addr, br#"{"text": 42}"#)
+        .await
+        .assert_error(422, "invalid_request");
+    post(addr, br#"{"query": "Miete"}"#)
+        .await
+        .assert_error(422, "invalid_request");
+    let texts = format!(r#"{{"texts": [{}]}}"#, vec!["\"a\""; 17].join(","));
+    post(addr, texts.as_bytes())
+        .await
+        .assert_error(422, "batch_too_large");
+    let form = request(
+        addr,
+        "POST",
+        "/v1/embed",
+        &[("Content-Type", "text/plain")],
+        br#"{"text": "Miete"}"#,
+    )
+    .await;
+    form.assert_error(415, "unsupported_media_type");
+    assert_eq!(
+        backend.texts_embedded.load(Ordering::SeqCst),
+        0,
+        "no bad request reached the backend"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limit_answers_429_with_retry_after() {
+    let config = Config {
+        rate_per_minute: 6,
+        burst: 3,
+        max_batch: 3,
+        client_ip_header: Some("X-Forwarded-For".into()),
+        ..test_config()
+    };
+    let server = start(config, Arc::default()).await;
+    let addr = server.addr;
+    let from = |ip: &'static str| [("X-Forwarded-For", ip)];
+    assert_eq!(
+        post_with(addr, &from("198.51.100.1"), br#"{"texts": ["a", "b"]}"#)
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        post_with(addr, &from("198.51.100.1"), br#"{"text": "c"}"#)
+            .await
+            .status,
+        200
+    );
+    let limited = post_with(addr, &from("198.51.100.1"), br#"{"text": "d"}"#).await;
+    limited.assert_error(429, "rate_limited");
+    let retry: u64 = limited
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .unwrap();
+    assert!(
+        (1..=10).contains(&retry),
+        "one token takes 10 s at 6/min: {retry}"
+    );
+    // Another client (per the trusted header; the last entry is the one our reverse proxy saw) is unaffected.
+    assert_eq!(
+        post_with(
+            addr,
+            &from("198.51.100.1, 203.0.113.9"),
+            br#"{"text": "d"}"#
+        )
+        .await
+        .status,
+        200
+    );
+    // Cache hits count too: the limit protects the server, not just the encoder.
+    post_with(addr, &from("198.51.100.1"), br#"{"text": "a"}"#)
+        .await
+        .assert_error(429, "rate_limited");
+    server.shutdown().await;
+}
+
+fn slow(delay_ms: u64) -> Arc<Fake> {
+    Arc::new(Fake {
+        delay: Duration::from_millis(delay_ms),
+        ..Fake::default()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_limit_queues_and_refuses() {
+    // One slot, no queue: of two simultaneous requests one computes and the other is refused at once.
+    let backend = slow(400);
+    let config = Config {
+        max_concurrency: 1,
+        max_queue: 0,
+        ..test_config()
+    };
+    let server = start(config, Arc::clone(&backend)).await;
+    let addr = server.addr;
+    let (a, b) = tokio::join!(post(addr, br#"{"text": "eins"}"#), async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        post(addr, br#"{"text": "zwei"}"#).await
+    });
+    assert_eq!(a.status, 200);
+    b.assert_error(503, "busy");
+    assert_eq!(b.header("retry-after"), Some("1"));
+    server.shutdown().await;
+
+    // Two slots and a queue: six requests all succeed, never more than two computing at once.
+    let backend = slow(150);
+    let config = Config {
+        max_concurrency: 2,
+        max_queue: 8,
+        ..test_config()
+    };
+    let server = start(config, Arc::clone(&backend)).await;
+    let addr = server.addr;
+    let requests = (0..6).map(|i| {
+        tokio::spawn(async move {
+            post(addr, format!(r#"{{"text": "Frage {i}"}}"#).as_bytes())
+                .await
+                .status
+        })
+    });
+    for handle in requests.collect::<Vec<_>>() {
+        assert_eq!(handle.await.unwrap(), 200);
+    }
+    assert_eq!(backend.max_in_flight.load(Ordering::SeqCst), 2);
+    server.shutdown().await;
+
+    // Queued too long: 503 after the queue timeout.
+    let config = Config {
+        max_concurrency: 1,
+        max_queue: 4,
+        queue_timeout: Duration::from_millis(100),
+        ..test_config()
+    };
+    let server = start(config, slow(600)).await;
+    let addr = server.addr;
+    let (a, b) = tokio::join!(post(addr, br#"{"text": "eins"}"#), async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        post(addr, br#"{"text": "zwei"}"#).await
+    });
+    assert_eq!(a.status, 200);
+    let message = b.assert_error(503, "busy");
+    assert!(message.contains("in time"), "{message}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_timeout_and_backend_failure() {
+    let config = Config {
+        request_timeout: Duration::from_millis(200),
+        ..test_config()
+    };
+    let server = start(config, slow(800)).await;
+    let answer = post(server.addr, br#"{"text": "langsam"}"#).await;
+    answer.assert_error(503, "timeout");
+    assert_eq!(answer.header("retry-after"), Some("1"));
+    server.shutdown().await;
+
+    let broken = Arc::new(Fake {
+        wrong_shape: true,
+        ..Fake::default()
+    });
+    let server = start(test_config(), broken).await;
+    let message = post(server.addr, br#"{"texts": ["a", "b"]}"#)
+        .await
+        .assert_error(500, "embedding_failed");
+    assert_eq!(message, "embedding failed");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_shutdown_finishes_requests_in_flight() {
+    let server = start(test_config(), slow(500)).await;
+    let addr = server.addr;
+    let in_flight = tokio::spawn(async move { post(addr, br#"{"text": "bitte zu Ende"}"#).await });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    server.shutdown().await;
+    assert_eq!(
+        in_flight.await.unwrap().status,
+        200,
+        "the request in flight completed"
+    );
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "no longer listening"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_grace_period_is_bounded() {
+    let config = Config {
+        shutdown_grace: Duration::from_millis(200),
+        ..test_config()
+    };
+    let server = start(config, slow(3000)).await;
+    let addr = server.addr;
+    let in_flight = tokio::spawn(async move { post(addr, br#"{"text": "zu langsam"}"#).await });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let started = std::time::Instant::now();
+    server.shutdown().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "did not wait for the slow request"
+    );
+    in_flight.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_test_runs_bounded_and_counts() {
+    let backend = slow(2);
+    let config = Config {
+        rate_per_minute: 0,
+        ..test_config()
+    };
+    let server = start(config, Arc::clone(&backend)).await;
+    let report = bench::run(BenchConfig {
+        addr: server.addr,
+        clients: 8,
+        duration: Duration::from_secs(2),
+        new_ratio: 0.5,
+        max_requests: 400,
+        server_pid: None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        report.answered(),
+        400,
+        "stopped at the request cap: {report}"
+    );
+    assert_eq!(report.statuses.get(&200), Some(&400));
+    assert_eq!((report.server_errors(), report.transport_errors), (0, 0));
+    let embedded = backend.texts_embedded.load(Ordering::SeqCst) as u64;
+    assert_eq!(
+        report.cache_hits + embedded,
+        400,
+        "every answer was either a hit or embedded"
+    );
+    assert!(report.cache_hits > 100 && embedded > 100, "a mix: {report}");
+    let memory = report.memory_after.expect("/proc is available on Linux");
+    assert!(memory.peak_kib >= memory.rss_kib && memory.rss_kib > 0);
+    assert!(report.to_string().contains("req/s"));
+    server.shutdown().await;
+
+    let far = BenchConfig {
+        addr: "192.0.2.1:8787".parse().unwrap(),
+        clients: 1,
+        duration: Duration::from_secs(1),
+        new_ratio: 0.5,
+        max_requests: 1,
+        server_pid: None,
+    };
+    let refused = bench::run(far).await.unwrap_err().to_string();
+    assert!(refused.contains("only targets loopback"), "{refused}");
+}
