@@ -40,6 +40,18 @@ pub enum CorpusCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmark: parse time and peak memory for one law (several runs) and, optionally, the whole federal archive.
+    Bench {
+        /// A law XML file or abbreviation.
+        #[arg(default_value = "BGB")]
+        law: String,
+        /// Also parse this federal archive (`gii-federal-*.tar.xz`).
+        #[arg(long)]
+        archive: Option<PathBuf>,
+        /// How many times to parse the law (each in a fresh process, so peak memory is per run).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
     /// Parses every law of a federal corpus archive (`gii-federal-*.tar.xz`) and reports failures and totals.
     Scan {
         /// The `.tar.xz` archive with `laws/<BJNR>/source.xml` entries.
@@ -78,6 +90,7 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
                 view.print();
             }
         }
+        CorpusCommand::Bench { law, archive, runs } => bench(&law, archive.as_deref(), runs, dir)?,
         CorpusCommand::Scan { archive, json } => {
             let report = scan(&archive)?;
             if json {
@@ -141,6 +154,7 @@ struct LawStats {
     structure_units: usize,
     hierarchy_depth: usize,
     parse_ms: f64,
+    peak_memory_mib: Option<f64>,
 }
 
 impl LawStats {
@@ -179,6 +193,7 @@ impl LawStats {
             structure_units: law.structure.len(),
             hierarchy_depth: law.hierarchy_depth(),
             parse_ms,
+            peak_memory_mib: peak_memory_mib(),
         }
     }
 
@@ -204,6 +219,9 @@ impl LawStats {
             self.structure_units, self.hierarchy_depth
         );
         println!("  parse time            {:.1} ms", self.parse_ms);
+        if let Some(mib) = self.peak_memory_mib {
+            println!("  peak memory           {mib:.1} MiB");
+        }
     }
 }
 
@@ -351,6 +369,7 @@ pub struct ScanReport {
     pub sections_repealed: usize,
     pub sentences: usize,
     pub seconds: f64,
+    pub peak_memory_mib: Option<f64>,
 }
 
 impl ScanReport {
@@ -368,6 +387,9 @@ impl ScanReport {
         );
         println!("sentences             {}", self.sentences);
         println!("time                  {:.1} s", self.seconds);
+        if let Some(mib) = self.peak_memory_mib {
+            println!("peak memory           {mib:.1} MiB");
+        }
     }
 }
 
@@ -384,6 +406,7 @@ pub fn scan(archive: &Path) -> Result<ScanReport> {
         sections_repealed: 0,
         sentences: 0,
         seconds: 0.0,
+        peak_memory_mib: None,
     };
     paragraf_corpus::for_each_law(archive, |entry| {
         report.laws += 1;
@@ -408,5 +431,60 @@ pub fn scan(archive: &Path) -> Result<ScanReport> {
     })?;
     bar.finish_and_clear();
     report.seconds = started.elapsed().as_secs_f64();
+    report.peak_memory_mib = peak_memory_mib();
     Ok(report)
+}
+
+/// The process's peak resident memory (VmHWM) in MiB, where the OS reports it.
+fn peak_memory_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+/// Runs `paragraf corpus ... --json` in a child process and returns its JSON report.
+fn child_report(args: &[&str], dir: &CorpusDir) -> Result<serde_json::Value> {
+    let exe = std::env::current_exe()?;
+    let out = std::process::Command::new(exe)
+        .args(args)
+        .arg("--corpus-dir")
+        .arg(&dir.corpus_dir)
+        .stderr(std::process::Stdio::inherit())
+        .output()?;
+    if !out.status.success() {
+        bail!("benchmark run `paragraf {}` failed", args.join(" "));
+    }
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
+
+fn bench(law: &str, archive: Option<&Path>, runs: usize, dir: &CorpusDir) -> Result<()> {
+    let mut times = Vec::new();
+    let mut peak: f64 = 0.0;
+    for _ in 0..runs.max(1) {
+        let report = child_report(&["corpus", "stats", law, "--json"], dir)?;
+        times.push(report["parse_ms"].as_f64().unwrap_or(f64::NAN));
+        peak = peak.max(report["peak_memory_mib"].as_f64().unwrap_or(0.0));
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "{law}: parse {:.1} ms median, {:.1} ms min over {} runs; peak memory {:.1} MiB",
+        times[times.len() / 2],
+        times[0],
+        times.len(),
+        peak
+    );
+    if let Some(archive) = archive {
+        let path = archive.to_string_lossy();
+        let report = child_report(&["corpus", "scan", &path, "--json"], dir)?;
+        let seconds = report["seconds"].as_f64().unwrap_or(f64::NAN);
+        let laws = report["laws"].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "{}: {laws} laws in {seconds:.1} s ({:.0} laws/s, decompression included); peak memory {:.1} MiB",
+            archive.display(),
+            laws / seconds,
+            report["peak_memory_mib"].as_f64().unwrap_or(0.0)
+        );
+    }
+    Ok(())
 }

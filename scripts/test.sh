@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Every test: set-up, the wasm build of the core, then the whole workspace's tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+printf '\n==> checking that the core compiles for wasm32\n'
+cargo build --locked -p paragraf-core --target wasm32-unknown-unknown
+printf '\n==> running all tests\n'
+cargo test --locked --workspace
