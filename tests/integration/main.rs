@@ -3,4 +3,6 @@
 //! Data comes from `../shared` by default; set `PARAGRAF_SHARED` to point elsewhere.
 
 mod corpus;
+mod embed;
+mod proxy;
 mod util;
