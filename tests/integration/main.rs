@@ -4,5 +4,4 @@
 
 mod corpus;
 mod embed;
-mod proxy;
 mod util;
