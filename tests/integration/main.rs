@@ -4,4 +4,5 @@
 
 mod corpus;
 mod embed;
+mod search;
 mod util;

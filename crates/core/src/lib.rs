@@ -4,8 +4,11 @@
 //! law data model, the German legal sentence splitter and the citation parser; the bundle codec and search live
 //! here too as they arrive.
 
+pub mod analyzer;
 pub mod citations;
+pub mod eval;
 pub mod law;
+pub mod search;
 pub mod sentences;
 
 pub use law::{
