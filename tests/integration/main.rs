@@ -4,5 +4,6 @@
 
 mod corpus;
 mod embed;
+mod proxy;
 mod search;
 mod util;

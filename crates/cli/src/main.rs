@@ -24,6 +24,8 @@ enum Command {
     Model(cmd::model::ModelArgs),
     /// Embed text with the local e5 encoder (vector summary, or JSON lines with --batch).
     Embed(cmd::embed::EmbedArgs),
+    /// Serve query embeddings over HTTP for the browser app (`paragraf proxy bench`: load-test it).
+    Proxy(cmd::proxy::ProxyArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -33,6 +35,7 @@ fn main() -> anyhow::Result<()> {
         Command::Corpus { command, dir } => cmd::corpus::run(command, &dir),
         Command::Model(args) => cmd::model::run(args),
         Command::Embed(args) => cmd::embed::run(args),
+        Command::Proxy(args) => cmd::proxy::run(args),
     }
 }
 

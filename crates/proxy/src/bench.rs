@@ -67,6 +67,9 @@ pub enum BenchError {
     /// A setting is out of range.
     #[error("invalid load test setting: {0}")]
     Invalid(String),
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
     /// The proxy could not be reached at all.
     #[error("cannot reach the proxy at {addr}: {source}")]
     Connect {
@@ -283,6 +286,15 @@ pub async fn run(config: BenchConfig) -> Result<BenchReport, BenchError> {
         memory_warm,
         memory_after,
     })
+}
+
+/// [`run`] on a runtime of its own, for callers without one (the CLI).
+pub fn run_blocking(config: BenchConfig) -> Result<BenchReport, BenchError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(BenchError::Runtime)?;
+    runtime.block_on(run(config))
 }
 
 struct Client {

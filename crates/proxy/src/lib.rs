@@ -31,6 +31,7 @@ pub fn init_logging(level: &str) -> Result<(), ConfigError> {
         .map_err(|_| ConfigError::Invalid(format!("unknown log level {level:?}")))?;
     let _ = tracing_subscriber::fmt()
         .with_max_level(level)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .try_init();
     Ok(())

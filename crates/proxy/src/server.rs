@@ -123,7 +123,7 @@ async fn embed(
     });
     let response = result.unwrap_or_else(IntoResponse::into_response);
     let status = response.status().as_u16();
-    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let ms = (start.elapsed().as_secs_f64() * 1e4).round() / 10.0;
     let texts = outcome.texts.len();
     if state.config.log_queries {
         tracing::info!(status, texts, cache = outcome.cache, ms, queries = ?outcome.texts, "embed");

@@ -2,3 +2,4 @@
 pub mod corpus;
 pub mod embed;
 pub mod model;
+pub mod proxy;

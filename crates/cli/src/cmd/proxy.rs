@@ -1,0 +1,280 @@
+//! `paragraf proxy`: serve query embeddings over HTTP with the local e5 encoder; `paragraf proxy bench`: load it.
+//!
+//! Every setting is a flag with an environment twin (`PARAGRAF_PROXY_*`), so the same binary is configured on a
+//! command line, in a systemd unit or in a container alike. The defaults are the safe ones: loopback only, no
+//! cross-origin browser access, queries never logged.
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use paragraf_embed::e5::E5Encoder;
+use paragraf_embed::{model, EmbeddingBackend};
+use paragraf_proxy::bench::{self, BenchConfig};
+use paragraf_proxy::Config;
+
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ProxyArgs {
+    #[command(subcommand)]
+    command: Option<ProxyCommand>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Subcommand)]
+enum ProxyCommand {
+    /// Bounded load test on loopback: N keep-alive clients for a fixed time, a mix of repeated (cached) and new
+    /// questions; reports throughput, latency percentiles, status counts and the server's memory.
+    Bench(BenchArgs),
+}
+
+/// Seconds as a positive decimal number.
+fn seconds(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{s} must be a positive number of seconds"))
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on. The default is loopback only: put a TLS-terminating reverse proxy in front for
+    /// public use.
+    #[arg(long, env = "PARAGRAF_PROXY_BIND", default_value = paragraf_proxy::DEFAULT_BIND)]
+    bind: SocketAddr,
+    /// Model file (default: $PARAGRAF_MODEL, else the cache filled by `paragraf model fetch`).
+    #[arg(long, env = "PARAGRAF_PROXY_MODEL")]
+    model: Option<PathBuf>,
+    /// Browser origin allowed to call the proxy, exactly as sent in the Origin header
+    /// (`https://paragraf.example`); repeat the flag or separate with commas in the env var; `*` allows any.
+    /// Requests from other origins are refused with 403. Default: none.
+    #[arg(
+        long = "allow-origin",
+        env = "PARAGRAF_PROXY_ALLOW_ORIGINS",
+        value_delimiter = ','
+    )]
+    allow_origins: Vec<String>,
+    /// Development mode: also allow http://localhost:*, http://127.0.0.1:* and http://[::1]:* as origins.
+    #[arg(long, env = "PARAGRAF_PROXY_DEV")]
+    dev: bool,
+    /// Largest request body in bytes; larger bodies get 413.
+    #[arg(long, env = "PARAGRAF_PROXY_MAX_BODY_BYTES", default_value_t = 16 * 1024)]
+    max_body_bytes: usize,
+    /// Longest text in characters (Unicode scalar values); longer texts get 422.
+    #[arg(long, env = "PARAGRAF_PROXY_MAX_CHARS", default_value_t = 2000)]
+    max_chars: usize,
+    /// Most texts in one batch request ({"texts": [...]}); more get 422.
+    #[arg(long, env = "PARAGRAF_PROXY_MAX_BATCH", default_value_t = 16)]
+    max_batch: usize,
+    /// Sustained per-client rate in texts per minute (a batch of n costs n); 0 turns rate limiting off.
+    /// Over the limit: 429 with Retry-After.
+    #[arg(long, env = "PARAGRAF_PROXY_RATE_PER_MINUTE", default_value_t = 120)]
+    rate_per_minute: u32,
+    /// Per-client burst: texts a client may send at once before the sustained rate applies (>= --max-batch).
+    #[arg(long, env = "PARAGRAF_PROXY_BURST", default_value_t = 30)]
+    burst: u32,
+    /// Take the client address for rate limiting from this header, set by a trusted reverse proxy
+    /// (e.g. X-Forwarded-For: its last entry is used, X-Real-IP). Only set it behind such a proxy: clients can
+    /// forge it otherwise. Default: the TCP peer address (IPv6 clients are grouped by /64).
+    #[arg(long, env = "PARAGRAF_PROXY_CLIENT_IP_HEADER", value_name = "HEADER")]
+    client_ip_header: Option<String>,
+    /// Embedding jobs computing at once (default: the number of CPU cores).
+    #[arg(long, env = "PARAGRAF_PROXY_MAX_CONCURRENCY", default_value_t = paragraf_proxy::default_concurrency())]
+    max_concurrency: usize,
+    /// Requests that may wait for a free embedding slot; beyond that 503 with Retry-After at once.
+    #[arg(long, env = "PARAGRAF_PROXY_MAX_QUEUE", default_value_t = 128)]
+    max_queue: usize,
+    /// Longest wait in seconds for a free embedding slot before 503 with Retry-After.
+    #[arg(long, env = "PARAGRAF_PROXY_QUEUE_TIMEOUT", default_value = "10", value_parser = seconds, value_name = "SECS")]
+    queue_timeout: Duration,
+    /// Longest time in seconds for a whole request (body, queue, embedding) before 503 with Retry-After.
+    #[arg(long, env = "PARAGRAF_PROXY_REQUEST_TIMEOUT", default_value = "30", value_parser = seconds, value_name = "SECS")]
+    request_timeout: Duration,
+    /// Query vectors kept in the in-memory LRU cache (about 1.6 KiB each); 0 disables it.
+    #[arg(long, env = "PARAGRAF_PROXY_CACHE_SIZE", default_value_t = 4096)]
+    cache_size: usize,
+    /// Write query texts into the log. Off by default: queries are private.
+    #[arg(long, env = "PARAGRAF_PROXY_LOG_QUERIES")]
+    log_queries: bool,
+    /// Log level on stderr: error, warn, info (one line per request, without the text), debug or trace.
+    #[arg(long, env = "PARAGRAF_PROXY_LOG", default_value = "info")]
+    log_level: String,
+    /// After SIGINT/SIGTERM, seconds to let requests in flight finish before exiting anyway.
+    #[arg(long, env = "PARAGRAF_PROXY_SHUTDOWN_GRACE", default_value = "10", value_parser = seconds, value_name = "SECS")]
+    shutdown_grace: Duration,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Load this already running proxy (a loopback address) instead of starting one. Without it, the bench
+    /// starts `paragraf proxy` as a child process on a free loopback port, with rate limiting off (all clients
+    /// share one address) and the default concurrency and cache, and stops it at the end.
+    #[arg(long)]
+    addr: Option<SocketAddr>,
+    /// Process id of the proxy given with --addr, to report its memory (default: not reported).
+    #[arg(long, requires = "addr")]
+    server_pid: Option<u32>,
+    /// Concurrent keep-alive clients.
+    #[arg(long, default_value_t = 64)]
+    clients: usize,
+    /// Seconds of load.
+    #[arg(long, default_value = "30", value_parser = seconds, value_name = "SECS")]
+    duration: Duration,
+    /// Share of requests with a never-seen question (a real forward pass); the rest repeat 16 popular ones.
+    #[arg(long, default_value_t = 0.5)]
+    new_ratio: f64,
+    /// Hard cap on requests over the whole run.
+    #[arg(long, default_value_t = 1_000_000)]
+    max_requests: u64,
+    /// Model file for the started proxy (default: $PARAGRAF_MODEL, else the cache).
+    #[arg(long, conflicts_with = "addr")]
+    model: Option<PathBuf>,
+}
+
+pub fn run(args: ProxyArgs) -> anyhow::Result<()> {
+    match args.command {
+        Some(ProxyCommand::Bench(bench)) => run_bench(bench),
+        None => serve(args.serve),
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    paragraf_proxy::init_logging(&args.log_level)?;
+    let config = Config {
+        bind: args.bind,
+        allow_origins: args.allow_origins,
+        dev: args.dev,
+        max_body_bytes: args.max_body_bytes,
+        max_chars: args.max_chars,
+        max_batch: args.max_batch,
+        rate_per_minute: args.rate_per_minute,
+        burst: args.burst,
+        client_ip_header: args.client_ip_header,
+        max_concurrency: args.max_concurrency,
+        max_queue: args.max_queue,
+        queue_timeout: args.queue_timeout,
+        request_timeout: args.request_timeout,
+        cache_size: args.cache_size,
+        log_queries: args.log_queries,
+        shutdown_grace: args.shutdown_grace,
+    };
+    config.validate()?;
+    let path = model::resolve_model_path(args.model.as_deref())?;
+    let encoder = E5Encoder::load(&path)?;
+    let backend: Arc<dyn EmbeddingBackend> = Arc::new(encoder);
+    let (model_id, dim) = (backend.model_id().to_owned(), backend.dim());
+    let origins = if config.allow_origins.is_empty() {
+        "none".to_owned()
+    } else {
+        config.allow_origins.join(", ")
+    };
+    paragraf_proxy::run_blocking(config, backend, |addr| {
+        eprintln!(
+            "paragraf proxy: model {model_id} (dim {dim}) from {}; allowed origins: {origins}",
+            path.display()
+        );
+        // The one line on stdout: scripts and tests read the bound address (useful with port 0) from it.
+        println!("listening on http://{addr}");
+        let _ = std::io::stdout().flush();
+    })?;
+    Ok(())
+}
+
+/// A `paragraf proxy` child process, stopped with SIGTERM (a graceful shutdown) when dropped.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        // SAFETY: kill(2) on the pid of a child we spawned and have not yet reaped.
+        unsafe {
+            libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM);
+        }
+        #[cfg(not(unix))]
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_child(model: Option<&PathBuf>) -> anyhow::Result<(Child, SocketAddr)> {
+    let exe = std::env::current_exe().context("cannot find the paragraf executable")?;
+    let mut command = Command::new(exe);
+    command.args([
+        "proxy",
+        "--bind",
+        "127.0.0.1:0",
+        "--rate-per-minute",
+        "0",
+        "--log-level",
+        "warn",
+    ]);
+    if let Some(model) = model {
+        command.arg("--model").arg(model);
+    }
+    // Only the settings above are meant to apply: keep the operator's PARAGRAF_PROXY_* out of the measurement.
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("PARAGRAF_PROXY_") {
+            command.env_remove(key);
+        }
+    }
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("cannot start the proxy")?;
+    let stdout = child.stdout.take().expect("piped stdout");
+    let child = Child(child);
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .context("cannot read the proxy's address")?;
+    let Some(addr) = line.trim().strip_prefix("listening on http://") else {
+        bail!("the proxy did not start (see its error above)");
+    };
+    let addr = addr
+        .parse()
+        .with_context(|| format!("unexpected proxy address {addr:?}"))?;
+    Ok((child, addr))
+}
+
+fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
+    let (child, addr) = match args.addr {
+        Some(addr) => (None, addr),
+        None => {
+            let (child, addr) = start_child(args.model.as_ref())?;
+            (Some(child), addr)
+        }
+    };
+    let server_pid = args.server_pid.or_else(|| child.as_ref().map(|c| c.0.id()));
+    eprintln!(
+        "loading http://{addr} with {} clients for {:.0} s ({:.0} % new questions)…",
+        args.clients,
+        args.duration.as_secs_f64(),
+        args.new_ratio * 100.0
+    );
+    let report = bench::run_blocking(BenchConfig {
+        addr,
+        clients: args.clients,
+        duration: args.duration,
+        new_ratio: args.new_ratio,
+        max_requests: args.max_requests,
+        server_pid,
+    })?;
+    drop(child);
+    println!("{report}");
+    if report.server_errors() > 0 {
+        bail!(
+            "{} answers were server errors (5xx)",
+            report.server_errors()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,355 @@
+//! `paragraf proxy` as a real process with the real encoder, over HTTP on 127.0.0.1.
+//!
+//! The HTTP layer's refusals (limits, CORS, rate limit, concurrency) are tested in `crates/proxy/tests` with a
+//! small deterministic backend; here the point is that the shipped binary serves exactly the vectors the CLI and
+//! the library compute, starts and stops cleanly, and refuses to start on bad settings or a missing model.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use paragraf_embed::e5::E5Encoder;
+use paragraf_embed::{EmbeddingBackend, TextKind};
+use serde_json::Value;
+
+use crate::util::{paragraf, run, run_ok};
+
+/// The model file; a missing model fails the test (CI's set-up fetches it) instead of skipping silently.
+fn model() -> PathBuf {
+    paragraf_embed::model::resolve_model_path(None).unwrap_or_else(|e| {
+        panic!("the proxy tests need the e5 model: run `paragraf model fetch` ({e})")
+    })
+}
+
+/// A running `paragraf proxy` on a free loopback port, stopped with SIGTERM when dropped.
+struct Proxy {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Proxy {
+    fn start(args: &[&str]) -> Proxy {
+        let mut child = paragraf()
+            .args(["proxy", "--bind", "127.0.0.1:0", "--model"])
+            .arg(model())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start paragraf proxy");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| {
+                let mut err = String::new();
+                child
+                    .stderr
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut err)
+                    .unwrap();
+                panic!("proxy did not start: {line:?}\n{err}")
+            })
+            .parse()
+            .unwrap();
+        Proxy { child, addr }
+    }
+
+    /// Sends SIGTERM and returns the exit status and stderr.
+    fn stop(mut self) -> (std::process::ExitStatus, String) {
+        terminate(&self.child);
+        let status = wait_with_timeout(&mut self.child, Duration::from_secs(15));
+        let mut err = String::new();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        (status, err)
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn terminate(child: &Child) {
+    let ok = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+fn wait_with_timeout(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "proxy did not exit within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// POSTs `body` to `/v1/embed`; returns status, x-cache header and the JSON body.
+fn post(addr: SocketAddr, body: &str) -> (u16, Option<String>, Value) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /v1/embed HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").expect("HTTP answer");
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let cache = head
+        .lines()
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(n, _)| n.eq_ignore_ascii_case("x-cache"))
+        })
+        .map(|(_, v)| v.trim().to_owned());
+    (
+        status,
+        cache,
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}")),
+    )
+}
+
+fn floats(v: &Value) -> Vec<f32> {
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
+}
+
+const QUESTION: &str = "Wann verjährt ein Anspruch auf Schadensersatz?";
+
+#[test]
+fn proxy_serves_the_same_vectors_as_the_cli_and_the_library() {
+    let proxy = Proxy::start(&[]);
+    let (status, cache, json) = post(
+        proxy.addr,
+        &serde_json::json!({ "text": QUESTION }).to_string(),
+    );
+    assert_eq!((status, cache.as_deref()), (200, Some("miss")), "{json}");
+    assert_eq!(json["model"], paragraf_embed::e5::MODEL_ID);
+    assert_eq!(json["dim"], 384);
+    let served = floats(&json["vector"]);
+
+    // The library's query embedding, bit for bit (f32 survives JSON exactly).
+    let encoder = E5Encoder::load(&model()).expect("load model");
+    let library = encoder
+        .embed(&[QUESTION], TextKind::Query)
+        .unwrap()
+        .remove(0);
+    assert_eq!(served, library);
+    // The CLI's `paragraf embed --query` of the same text.
+    let model = model();
+    let cli: Value = serde_json::from_str(&run_ok(&[
+        "embed",
+        "--json",
+        "--query",
+        "--model",
+        model.to_str().unwrap(),
+        QUESTION,
+    ]))
+    .unwrap();
+    assert_eq!(floats(&cli["vector"]), served);
+
+    // Repeated: from the cache, identical.
+    let (_, cache, again) = post(
+        proxy.addr,
+        &serde_json::json!({ "text": QUESTION }).to_string(),
+    );
+    assert_eq!(cache.as_deref(), Some("hit"));
+    assert_eq!(floats(&again["vector"]), served);
+
+    // Batch: same vectors as one by one; int8 close to f32.
+    let other = "Darf mein Vermieter die Kaution behalten?";
+    let (status, _, batch) = post(
+        proxy.addr,
+        &serde_json::json!({ "texts": [other, QUESTION] }).to_string(),
+    );
+    assert_eq!(status, 200);
+    let vectors = batch["vectors"].as_array().unwrap();
+    assert_eq!(floats(&vectors[1]), served);
+    let single_other = encoder.embed(&[other], TextKind::Query).unwrap().remove(0);
+    let diff = floats(&vectors[0])
+        .iter()
+        .zip(&single_other)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f32::max);
+    assert!(
+        diff < 1e-5,
+        "batched and single embeddings differ by {diff}"
+    );
+    let (_, _, int8) = post(
+        proxy.addr,
+        &serde_json::json!({ "text": QUESTION, "format": "int8" }).to_string(),
+    );
+    let scale = int8["scale"].as_f64().unwrap() as f32;
+    let restored: Vec<f32> = int8["int8"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q.as_i64().unwrap() as f32 * scale)
+        .collect();
+    let norm = restored.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let cosine = restored
+        .iter()
+        .zip(&served)
+        .map(|(a, b)| a * b)
+        .sum::<f32>()
+        / norm;
+    assert!(cosine > 0.999, "int8 cosine {cosine}");
+
+    let (status, err) = proxy.stop();
+    assert!(status.success(), "SIGTERM is a clean exit: {status}\n{err}");
+    assert!(err.contains("shutting down"), "{err}");
+    assert!(
+        !err.contains(QUESTION) && !err.contains("Kaution"),
+        "query text leaked into the log:\n{err}"
+    );
+}
+
+#[test]
+fn proxy_logs_queries_only_when_asked() {
+    let proxy = Proxy::start(&["--log-queries"]);
+    let (status, _, _) = post(
+        proxy.addr,
+        &serde_json::json!({ "text": QUESTION }).to_string(),
+    );
+    assert_eq!(status, 200);
+    let (_, err) = proxy.stop();
+    assert!(err.contains(QUESTION), "{err}");
+}
+
+#[test]
+fn proxy_refuses_to_start_without_model_or_with_bad_settings() {
+    let out = run(&[
+        "proxy",
+        "--bind",
+        "127.0.0.1:0",
+        "--model",
+        "/nonexistent/e5-small-q4.bin",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("paragraf model fetch"), "{err}");
+
+    let out = run(&[
+        "proxy",
+        "--bind",
+        "127.0.0.1:0",
+        "--burst",
+        "4",
+        "--max-batch",
+        "8",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("burst (4) must be at least max batch (8)")
+    );
+
+    let out = run(&["proxy", "--request-timeout", "0"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("positive number of seconds"));
+}
+
+#[test]
+fn proxy_help_documents_every_setting_with_env_and_default() {
+    let help = run_ok(&["proxy", "--help"]);
+    for flag in [
+        "--bind",
+        "--model",
+        "--allow-origin",
+        "--dev",
+        "--max-body-bytes",
+        "--max-chars",
+        "--max-batch",
+        "--rate-per-minute",
+        "--burst",
+        "--client-ip-header",
+        "--max-concurrency",
+        "--max-queue",
+        "--queue-timeout",
+        "--request-timeout",
+        "--cache-size",
+        "--log-queries",
+        "--log-level",
+        "--shutdown-grace",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from --help");
+    }
+    assert!(
+        help.contains("[default: 127.0.0.1:8787]") && help.contains("[default: 16384]"),
+        "{help}"
+    );
+    assert_eq!(help.matches("PARAGRAF_PROXY_").count(), 18, "{help}");
+}
+
+#[test]
+fn proxy_bench_is_bounded_and_reports() {
+    let out = paragraf()
+        .args([
+            "proxy",
+            "bench",
+            "--clients",
+            "4",
+            "--duration",
+            "20",
+            "--max-requests",
+            "40",
+            "--model",
+        ])
+        .arg(model())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("statuses:   200: 40; 5xx: 0; transport errors: 0"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("p99") && stdout.contains("peak"),
+        "{stdout}"
+    );
+
+    let refused = run(&[
+        "proxy",
+        "bench",
+        "--addr",
+        "192.0.2.1:8787",
+        "--duration",
+        "1",
+    ]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("only targets loopback"));
+}
