@@ -10,6 +10,7 @@ pub mod eval;
 pub mod law;
 pub mod search;
 pub mod sentences;
+pub mod vectors;
 
 pub use law::{
     Law, ListItem, RefTarget, Reference, Section, Sentence, Span, Stand, StructureNode, Subsection,

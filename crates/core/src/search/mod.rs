@@ -8,7 +8,11 @@
 //! Every function here is deterministic: equal scores are ordered by the lower index, so the same bundle gives
 //! the same ranking natively and in wasm.
 
+pub mod aggregate;
 pub mod bm25;
+pub mod citation;
+pub mod exact;
+pub mod fusion;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

@@ -1,0 +1,346 @@
+//! Int8 embedding matrices: the storage format of dense bundles and the hot loop of exact search.
+//!
+//! Embeddings are L2-normalised, so every component lies in [-1, 1] and a symmetric per-vector scale
+//! (`max |x| / 127`) keeps almost all of f32's ranking quality at a quarter of the size; scores of int8 rows
+//! against an int8 query are integer dot products, the cheapest thing a CPU (or wasm SIMD) can do per byte.
+//!
+//! The kernels are plain Rust written so that LLVM vectorises them: fixed-width chunks with independent
+//! accumulator lanes (no loop-carried dependency on one sum), i32 lanes for the i8·i8 products.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Why a matrix could not be made.
+#[derive(Debug, Error, PartialEq)]
+pub enum VectorError {
+    /// A row or query had the wrong length.
+    #[error("vector of dimension {got}, expected {expected}")]
+    Dimension {
+        /// The matrix's dimension.
+        expected: u32,
+        /// The offending length.
+        got: usize,
+    },
+    /// Stored values and scales disagree.
+    #[error("{values} values and {scales} scales do not make rows of dimension {dim}")]
+    Shape {
+        /// Dimension.
+        dim: u32,
+        /// Number of values.
+        values: usize,
+        /// Number of scales.
+        scales: usize,
+    },
+    /// A value was NaN or infinite.
+    #[error("row {row} holds a value that is not finite")]
+    NotFinite {
+        /// The row.
+        row: usize,
+    },
+}
+
+/// Symmetrically quantised vectors, row-major: row `i` is `values[i * dim..(i + 1) * dim] * scales[i]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawInt8Vectors")]
+pub struct Int8Vectors {
+    dim: u32,
+    values: Vec<i8>,
+    scales: Vec<f32>,
+}
+
+/// The serialised form, validated into [`Int8Vectors`].
+#[derive(Deserialize)]
+struct RawInt8Vectors {
+    dim: u32,
+    values: Vec<i8>,
+    scales: Vec<f32>,
+}
+
+impl TryFrom<RawInt8Vectors> for Int8Vectors {
+    type Error = VectorError;
+    fn try_from(raw: RawInt8Vectors) -> Result<Self, VectorError> {
+        Self::from_parts(raw.dim, raw.values, raw.scales)
+    }
+}
+
+/// One vector quantised: its int8 values and scale.
+pub fn quantize(row: &[f32]) -> (Vec<i8>, f32) {
+    let max = row.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    let values = row
+        .iter()
+        .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
+        .collect();
+    (values, scale)
+}
+
+impl Int8Vectors {
+    /// An empty matrix of dimension `dim`.
+    pub fn new(dim: u32) -> Self {
+        Self {
+            dim,
+            values: Vec::new(),
+            scales: Vec::new(),
+        }
+    }
+
+    /// Quantises f32 rows (normally L2-normalised embeddings).
+    pub fn from_f32_rows<R: AsRef<[f32]>>(dim: u32, rows: &[R]) -> Result<Self, VectorError> {
+        let mut vectors = Self::new(dim);
+        for row in rows {
+            vectors.push(row.as_ref())?;
+        }
+        Ok(vectors)
+    }
+
+    /// Validates stored parts.
+    pub fn from_parts(dim: u32, values: Vec<i8>, scales: Vec<f32>) -> Result<Self, VectorError> {
+        if dim == 0 || values.len() != scales.len() * dim as usize {
+            return Err(VectorError::Shape {
+                dim,
+                values: values.len(),
+                scales: scales.len(),
+            });
+        }
+        if let Some(row) = scales.iter().position(|s| !s.is_finite()) {
+            return Err(VectorError::NotFinite { row });
+        }
+        Ok(Self {
+            dim,
+            values,
+            scales,
+        })
+    }
+
+    /// Appends one f32 row.
+    pub fn push(&mut self, row: &[f32]) -> Result<(), VectorError> {
+        self.check_dim(row.len())?;
+        if !row.iter().all(|x| x.is_finite()) {
+            return Err(VectorError::NotFinite { row: self.len() });
+        }
+        let (values, scale) = quantize(row);
+        self.values.extend_from_slice(&values);
+        self.scales.push(scale);
+        Ok(())
+    }
+
+    /// Errors unless `len` is the dimension.
+    pub fn check_dim(&self, len: usize) -> Result<(), VectorError> {
+        if len == self.dim as usize {
+            Ok(())
+        } else {
+            Err(VectorError::Dimension {
+                expected: self.dim,
+                got: len,
+            })
+        }
+    }
+
+    /// Dimension.
+    pub fn dim(&self) -> usize {
+        self.dim as usize
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.scales.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.scales.is_empty()
+    }
+
+    /// The int8 values of row `i`.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[i8] {
+        let d = self.dim as usize;
+        &self.values[i * d..(i + 1) * d]
+    }
+
+    /// The scale of row `i`.
+    #[inline]
+    pub fn scale(&self, i: usize) -> f32 {
+        self.scales[i]
+    }
+
+    /// Row `i` back in f32.
+    pub fn dequantize_row(&self, i: usize) -> Vec<f32> {
+        let s = self.scales[i];
+        self.row(i).iter().map(|&v| f32::from(v) * s).collect()
+    }
+
+    /// `query · row i` for an f32 query.
+    #[inline]
+    pub fn dot_f32(&self, query: &[f32], i: usize) -> f32 {
+        dot_f32_i8(query, self.row(i)) * self.scales[i]
+    }
+
+    /// `query · row i` for a quantised query `(values, scale)`.
+    #[inline]
+    pub fn dot_i8(&self, query: &[i8], query_scale: f32, i: usize) -> f32 {
+        dot_i8(query, self.row(i)) as f32 * query_scale * self.scales[i]
+    }
+
+    /// Scores of every row against an f32 query, into `out` (cleared first).
+    pub fn scores_f32(&self, query: &[f32], out: &mut Vec<f32>) -> Result<(), VectorError> {
+        self.check_dim(query.len())?;
+        out.clear();
+        out.extend((0..self.len()).map(|i| self.dot_f32(query, i)));
+        Ok(())
+    }
+
+    /// Scores of every row against an f32 query quantised to int8 first (the fast path), into `out`.
+    pub fn scores_i8(&self, query: &[f32], out: &mut Vec<f32>) -> Result<(), VectorError> {
+        self.check_dim(query.len())?;
+        let (q, qs) = quantize(query);
+        out.clear();
+        let d = self.dim as usize;
+        out.extend(
+            self.values
+                .chunks_exact(d)
+                .zip(&self.scales)
+                .map(|(row, s)| dot_i8(&q, row) as f32 * qs * s),
+        );
+        Ok(())
+    }
+}
+
+/// Lanes of the kernels: wide enough for AVX2 / two wasm SIMD registers of i32.
+const LANES: usize = 16;
+
+/// `Σ a[i] * b[i]` over int8 with i32 accumulation.
+#[inline]
+pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    debug_assert_eq!(a.len(), b.len());
+    let mut acc = [0i32; LANES];
+    let mut ca = a.chunks_exact(LANES);
+    let mut cb = b.chunks_exact(LANES);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for l in 0..LANES {
+            acc[l] += i32::from(x[l]) * i32::from(y[l]);
+        }
+    }
+    let tail: i32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(&x, &y)| i32::from(x) * i32::from(y))
+        .sum();
+    acc.iter().sum::<i32>() + tail
+}
+
+/// `Σ a[i] * b[i]` of an f32 vector and an int8 vector.
+#[inline]
+pub fn dot_f32_i8(a: &[f32], b: &[i8]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    let mut acc = [0f32; LANES];
+    let mut ca = a.chunks_exact(LANES);
+    let mut cb = b.chunks_exact(LANES);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for l in 0..LANES {
+            acc[l] += x[l] * f32::from(y[l]);
+        }
+    }
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(&x, &y)| x * f32::from(y))
+        .sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn normalised(v: &[f32]) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    fn rows() -> Vec<Vec<f32>> {
+        (0..5)
+            .map(|r| {
+                normalised(
+                    &(0..37)
+                        .map(|i| ((i * 7 + r * 13) % 11) as f32 - 5.0)
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn quantisation_round_trips_closely() {
+        let rows = rows();
+        let v = Int8Vectors::from_f32_rows(37, &rows).unwrap();
+        assert_eq!((v.len(), v.dim()), (5, 37));
+        for (i, row) in rows.iter().enumerate() {
+            let back = v.dequantize_row(i);
+            let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
+            for (a, b) in row.iter().zip(&back) {
+                assert!((a - b).abs() <= max / 254.0 + 1e-6);
+            }
+            // The largest component maps to ±127 exactly.
+            assert_eq!(v.row(i).iter().map(|x| x.unsigned_abs()).max(), Some(127));
+        }
+    }
+
+    #[test]
+    fn kernels_match_naive_dot_products() {
+        let a: Vec<i8> = (0..389).map(|i| ((i * 31) % 255 - 127) as i8).collect();
+        let b: Vec<i8> = (0..389).map(|i| ((i * 17 + 5) % 255 - 127) as i8).collect();
+        let naive: i32 = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| i32::from(x) * i32::from(y))
+            .sum();
+        assert_eq!(dot_i8(&a, &b), naive);
+        // Extremes do not overflow.
+        assert_eq!(dot_i8(&[-127; 384], &[-127; 384]), 127 * 127 * 384);
+        let f: Vec<f32> = (0..389).map(|i| (i as f32).sin()).collect();
+        let naive: f32 = f.iter().zip(&b).map(|(&x, &y)| x * f32::from(y)).sum();
+        assert!((dot_f32_i8(&f, &b) - naive).abs() < 1e-3);
+    }
+
+    #[test]
+    fn scores_approximate_cosine() {
+        let rows = rows();
+        let v = Int8Vectors::from_f32_rows(37, &rows).unwrap();
+        let (mut exact8, mut exact32) = (Vec::new(), Vec::new());
+        v.scores_i8(&rows[2], &mut exact8).unwrap();
+        v.scores_f32(&rows[2], &mut exact32).unwrap();
+        for (i, row) in rows.iter().enumerate() {
+            let cos: f32 = row.iter().zip(&rows[2]).map(|(a, b)| a * b).sum();
+            assert!((exact32[i] - cos).abs() < 0.01, "{} vs {cos}", exact32[i]);
+            assert!((exact8[i] - cos).abs() < 0.02, "{} vs {cos}", exact8[i]);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_shapes_and_values() {
+        let mut v = Int8Vectors::new(3);
+        assert_eq!(
+            v.push(&[1.0, 0.0]),
+            Err(VectorError::Dimension {
+                expected: 3,
+                got: 2
+            })
+        );
+        assert_eq!(
+            v.push(&[f32::NAN, 0.0, 0.0]),
+            Err(VectorError::NotFinite { row: 0 })
+        );
+        assert!(Int8Vectors::from_parts(3, vec![1; 5], vec![1.0; 2]).is_err());
+        let mut out = Vec::new();
+        assert!(v.scores_i8(&[1.0], &mut out).is_err());
+        // Serialised data is validated on the way in.
+        let bad = r#"{"dim":3,"values":[1,2],"scales":[1.0]}"#;
+        assert!(serde_json::from_str::<Int8Vectors>(bad).is_err());
+        v.push(&[0.6, 0.8, 0.0]).unwrap();
+        let json = serde_json::to_string(&v).unwrap();
+        assert_eq!(serde_json::from_str::<Int8Vectors>(&json).unwrap(), v);
+    }
+}
