@@ -293,6 +293,7 @@ fn proxy_help_documents_every_setting_with_env_and_default() {
         "--burst",
         "--client-ip-header",
         "--max-concurrency",
+        "--pass-texts",
         "--max-queue",
         "--queue-timeout",
         "--request-timeout",
@@ -307,7 +308,7 @@ fn proxy_help_documents_every_setting_with_env_and_default() {
         help.contains("[default: 127.0.0.1:8787]") && help.contains("[default: 16384]"),
         "{help}"
     );
-    assert_eq!(help.matches("PARAGRAF_PROXY_").count(), 18, "{help}");
+    assert_eq!(help.matches("PARAGRAF_PROXY_").count(), 19, "{help}");
 }
 
 #[test]

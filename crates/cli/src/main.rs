@@ -25,7 +25,7 @@ enum Command {
     /// Embed text with the local e5 encoder (vector summary, or JSON lines with --batch).
     Embed(cmd::embed::EmbedArgs),
     /// Serve query embeddings over HTTP for the browser app (`paragraf proxy bench`: load-test it).
-    Proxy(cmd::proxy::ProxyArgs),
+    Proxy(Box<cmd::proxy::ProxyArgs>),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -35,7 +35,7 @@ fn main() -> anyhow::Result<()> {
         Command::Corpus { command, dir } => cmd::corpus::run(command, &dir),
         Command::Model(args) => cmd::model::run(args),
         Command::Embed(args) => cmd::embed::run(args),
-        Command::Proxy(args) => cmd::proxy::run(args),
+        Command::Proxy(args) => cmd::proxy::run(*args),
     }
 }
 

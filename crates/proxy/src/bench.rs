@@ -125,8 +125,12 @@ pub struct BenchReport {
     pub transport_errors: u64,
     /// Answers with `x-cache: hit`.
     pub cache_hits: u64,
-    /// Latency percentiles of answered requests: p50, p90, p99, max.
-    pub latency: [Duration; 4],
+    /// Latency of all answered requests.
+    pub latency: Latency,
+    /// Latency of cache hits.
+    pub latency_hits: Latency,
+    /// Latency of the other answers (embedded, or refused).
+    pub latency_misses: Latency,
     /// Server memory before the load.
     pub memory_before: Option<Memory>,
     /// Server memory after the first tenth of the run (warm).
@@ -152,14 +156,60 @@ impl BenchReport {
     }
 }
 
+/// Latency percentiles of a group of answers.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Latency {
+    /// Answers in the group.
+    pub count: usize,
+    /// Median.
+    pub p50: Duration,
+    /// 90th percentile.
+    pub p90: Duration,
+    /// 99th percentile.
+    pub p99: Duration,
+    /// Slowest.
+    pub max: Duration,
+}
+
+impl Latency {
+    /// Nearest-rank percentiles of `micros`.
+    fn of(mut micros: Vec<u64>) -> Latency {
+        micros.sort_unstable();
+        let pick = |q: f64| match micros.len() {
+            0 => Duration::ZERO,
+            n => Duration::from_micros(micros[((n - 1) as f64 * q).round() as usize]),
+        };
+        Latency {
+            count: micros.len(),
+            p50: pick(0.5),
+            p90: pick(0.9),
+            p99: pick(0.99),
+            max: pick(1.0),
+        }
+    }
+}
+
+impl fmt::Display for Latency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        write!(
+            f,
+            "p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} answers)",
+            ms(self.p50),
+            ms(self.p90),
+            ms(self.p99),
+            ms(self.max),
+            self.count
+        )
+    }
+}
+
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
 impl fmt::Display for BenchReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        let [p50, p90, p99, max] = self.latency;
         writeln!(
             f,
             "requests:   {} answered in {:.1} s by {} clients = {:.1} req/s",
@@ -186,14 +236,9 @@ impl fmt::Display for BenchReport {
             self.cache_hits,
             100.0 * self.cache_hits as f64 / self.answered().max(1) as f64
         )?;
-        writeln!(
-            f,
-            "latency:    p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-            ms(p50),
-            ms(p90),
-            ms(p99),
-            ms(max)
-        )?;
+        writeln!(f, "latency:    all    {}", self.latency)?;
+        writeln!(f, "            hits   {}", self.latency_hits)?;
+        writeln!(f, "            others {}", self.latency_misses)?;
         match (self.memory_before, self.memory_warm, self.memory_after) {
             (Some(before), Some(warm), Some(after)) => write!(
                 f,
@@ -210,7 +255,8 @@ impl fmt::Display for BenchReport {
 
 #[derive(Default)]
 struct Tally {
-    latencies_us: Vec<u64>,
+    /// Microseconds and whether the answer was a cache hit.
+    latencies: Vec<(u64, bool)>,
     statuses: BTreeMap<u16, u64>,
     transport_errors: u64,
     cache_hits: u64,
@@ -265,20 +311,20 @@ pub async fn run(config: BenchConfig) -> Result<BenchReport, BenchError> {
     let elapsed = start.elapsed();
     let memory_after = memory(config.server_pid);
 
-    let mut tally = std::mem::take(&mut *tally.lock().unwrap_or_else(|e| e.into_inner()));
-    tally.latencies_us.sort_unstable();
-    let pick = |q: f64| {
-        let v = &tally.latencies_us;
-        Duration::from_micros(if v.is_empty() {
-            0
-        } else {
-            v[((v.len() - 1) as f64 * q).round() as usize]
-        })
+    let tally = std::mem::take(&mut *tally.lock().unwrap_or_else(|e| e.into_inner()));
+    let group = |hits: Option<bool>| {
+        let micros = tally
+            .latencies
+            .iter()
+            .filter(|(_, hit)| hits.is_none_or(|h| h == *hit));
+        Latency::of(micros.map(|(us, _)| *us).collect())
     };
     Ok(BenchReport {
         clients: config.clients,
         elapsed,
-        latency: [pick(0.5), pick(0.9), pick(0.99), pick(1.0)],
+        latency: group(None),
+        latency_hits: group(Some(true)),
+        latency_misses: group(Some(false)),
         statuses: tally.statuses,
         transport_errors: tally.transport_errors,
         cache_hits: tally.cache_hits,
@@ -381,7 +427,9 @@ impl Client {
             };
             match answered {
                 Some((status, hit)) => {
-                    local.latencies_us.push(start.elapsed().as_micros() as u64);
+                    local
+                        .latencies
+                        .push((start.elapsed().as_micros() as u64, hit));
                     *local.statuses.entry(status).or_default() += 1;
                     local.cache_hits += u64::from(hit);
                 }
@@ -392,7 +440,7 @@ impl Client {
             }
         }
         let mut tally = self.tally.lock().unwrap_or_else(|e| e.into_inner());
-        tally.latencies_us.append(&mut local.latencies_us);
+        tally.latencies.append(&mut local.latencies);
         for (status, n) in local.statuses {
             *tally.statuses.entry(status).or_default() += n;
         }

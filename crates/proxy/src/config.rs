@@ -32,6 +32,9 @@ pub struct Config {
     pub client_ip_header: Option<String>,
     /// Embedding jobs running at once (the CPU budget); further requests queue.
     pub max_concurrency: usize,
+    /// Most texts embedded in one forward pass: waiting cache misses of concurrent requests are coalesced up to
+    /// this (1 turns coalescing off).
+    pub pass_texts: usize,
     /// Requests allowed to wait for a free embedding slot; beyond that: 503 at once.
     pub max_queue: usize,
     /// Longest wait for an embedding slot before answering 503.
@@ -67,6 +70,7 @@ impl Default for Config {
             burst: 30,
             client_ip_header: None,
             max_concurrency: default_concurrency(),
+            pass_texts: 16,
             max_queue: 128,
             queue_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
@@ -85,6 +89,7 @@ impl Config {
             ("max chars", self.max_chars),
             ("max batch", self.max_batch),
             ("max concurrency", self.max_concurrency),
+            ("texts per pass", self.pass_texts),
         ];
         for (name, value) in positive {
             if value == 0 {

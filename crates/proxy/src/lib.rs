@@ -15,6 +15,7 @@ pub mod bench;
 mod cache;
 mod config;
 mod cors;
+mod embedder;
 mod error;
 mod limit;
 mod server;

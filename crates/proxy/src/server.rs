@@ -2,8 +2,9 @@
 //!
 //! A request for `POST /v1/embed` goes through, in order: the CORS check (cheap, refuses foreign pages), reading
 //! the body under the byte limit, parsing and validating, the per-client rate limit, the cache, and only then
-//! the concurrency gate and the CPU-bound forward pass on tokio's blocking pool (so the async workers keep
-//! accepting and refusing requests while both cores compute). The whole request runs under a timeout.
+//! the concurrency gate and the CPU-bound forward pass on tokio's blocking pool (see [`crate::embedder`]), so the
+//! async workers keep accepting and refusing requests while both cores compute. The whole request runs under a
+//! timeout.
 
 use std::future::{Future, IntoFuture};
 use std::net::{IpAddr, SocketAddr};
@@ -16,15 +17,16 @@ use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use paragraf_embed::{EmbeddingBackend, TextKind};
+use paragraf_embed::EmbeddingBackend;
 use tokio::net::TcpListener;
 
 use crate::api::{EmbedRequest, EmbedResponse, Health, Payload, TextLimits};
 use crate::cache::VectorCache;
 use crate::config::Config;
 use crate::cors::{cors, CorsPolicy};
+use crate::embedder::Embedder;
 use crate::error::{ApiError, ServeError};
-use crate::limit::{client_key, Busy, Gate, RateLimiter};
+use crate::limit::{client_key, Gate, RateLimiter};
 
 /// Version reported by `/health`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -34,14 +36,15 @@ struct AppState {
     config: Config,
     limits: TextLimits,
     limiter: Option<RateLimiter>,
-    gate: Gate,
-    cache: VectorCache,
+    cache: Arc<VectorCache>,
+    embedder: Embedder,
     client_ip_header: Option<HeaderName>,
 }
 
 /// Builds the router for `backend` under `config` (already validated).
 fn router(config: Config, backend: Arc<dyn EmbeddingBackend>) -> Router {
     let policy = Arc::new(CorsPolicy::new(&config.allow_origins, config.dev));
+    let cache = Arc::new(VectorCache::new(config.cache_size));
     let state = Arc::new(AppState {
         limits: TextLimits {
             max_chars: config.max_chars,
@@ -49,12 +52,17 @@ fn router(config: Config, backend: Arc<dyn EmbeddingBackend>) -> Router {
         },
         limiter: (config.rate_per_minute > 0)
             .then(|| RateLimiter::new(config.rate_per_minute, config.burst)),
-        gate: Gate::new(
-            config.max_concurrency,
-            config.max_queue,
-            config.queue_timeout,
+        cache: Arc::clone(&cache),
+        embedder: Embedder::new(
+            Arc::clone(&backend),
+            cache,
+            Gate::new(
+                config.max_concurrency,
+                config.max_queue,
+                config.queue_timeout,
+            ),
+            config.pass_texts,
         ),
-        cache: VectorCache::new(config.cache_size),
         client_ip_header: config
             .client_ip_header
             .as_deref()
@@ -166,10 +174,11 @@ async fn handle_embed(
         _ => "partial",
     };
     if !missing.is_empty() {
-        let fresh =
-            embed_blocking(state, missing.iter().map(|&i| texts[i].clone()).collect()).await?;
+        let fresh = state
+            .embedder
+            .embed(missing.iter().map(|&i| texts[i].clone()).collect())
+            .await?;
         for (i, vector) in missing.into_iter().zip(fresh) {
-            state.cache.put(&texts[i], Arc::clone(&vector));
             vectors[i] = Some(vector);
         }
     }
@@ -258,56 +267,6 @@ fn client_ip(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> IpAddr 
         .and_then(|value| value.rsplit(',').next())
         .and_then(|last| last.trim().parse().ok())
         .unwrap_or(peer.ip())
-}
-
-/// Runs the forward pass on the blocking pool, holding a gate permit for exactly as long as it computes.
-async fn embed_blocking(state: &AppState, texts: Vec<String>) -> Result<Vec<Arc<[f32]>>, ApiError> {
-    let permit = state.gate.acquire().await.map_err(|busy| {
-        let message = match busy {
-            Busy::QueueFull => "the server is busy (too many requests waiting); retry shortly",
-            Busy::Timeout => {
-                "the server is busy (no embedding slot became free in time); retry shortly"
-            }
-        };
-        ApiError::retry(StatusCode::SERVICE_UNAVAILABLE, "busy", message, 1)
-    })?;
-    let backend = Arc::clone(&state.backend);
-    let count = texts.len();
-    let result = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        backend.embed(&refs, TextKind::Query)
-    })
-    .await;
-    let internal = || {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "embedding_failed",
-            "embedding failed",
-        )
-    };
-    let vectors = match result {
-        Ok(Ok(vectors)) => vectors,
-        Ok(Err(e)) => {
-            tracing::error!(error = %e, "embedding backend failed");
-            return Err(internal());
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "embedding job panicked");
-            return Err(internal());
-        }
-    };
-    let dim = state.backend.dim();
-    if vectors.len() != count || vectors.iter().any(|v| v.len() != dim) {
-        tracing::error!(
-            expected = count,
-            got = vectors.len(),
-            dim,
-            "embedding backend returned the wrong shape"
-        );
-        return Err(internal());
-    }
-    Ok(vectors.into_iter().map(Arc::from).collect())
 }
 
 /// A bound, not yet running proxy.

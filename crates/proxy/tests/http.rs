@@ -24,6 +24,8 @@ struct Fake {
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
     texts_embedded: AtomicUsize,
+    passes: AtomicUsize,
+    largest_pass: AtomicUsize,
 }
 
 fn fake_vector(text: &str) -> Vec<f32> {
@@ -51,6 +53,8 @@ impl EmbeddingBackend for Fake {
         std::thread::sleep(self.delay);
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         self.texts_embedded.fetch_add(texts.len(), Ordering::SeqCst);
+        self.passes.fetch_add(1, Ordering::SeqCst);
+        self.largest_pass.fetch_max(texts.len(), Ordering::SeqCst);
         let take = if self.wrong_shape {
             texts.len() - 1
         } else {
@@ -618,6 +622,60 @@ async fn concurrency_limit_queues_and_refuses() {
     server.shutdown().await;
 }
 
+/// While the only slot computes, five requests arrive; the next pass takes them all (or `pass_texts` at a time).
+async fn coalesced_passes(pass_texts: usize) -> (usize, usize) {
+    let backend = slow(300);
+    let config = Config {
+        max_concurrency: 1,
+        pass_texts,
+        ..test_config()
+    };
+    let server = start(config, Arc::clone(&backend)).await;
+    let addr = server.addr;
+    let first = tokio::spawn(async move { post(addr, br#"{"text": "zuerst"}"#).await.status });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let waiting: Vec<_> = (0..5)
+        .map(|i| {
+            tokio::spawn(async move {
+                let answer = post(addr, format!(r#"{{"text": "Frage {i}"}}"#).as_bytes()).await;
+                assert_eq!(answer.status, 200);
+                let json = answer.json();
+                assert_eq!(
+                    floats(&json["vector"]),
+                    fake_vector(&format!("Frage {i}")),
+                    "each gets its own vector"
+                );
+            })
+        })
+        .collect();
+    assert_eq!(first.await.unwrap(), 200);
+    for handle in waiting {
+        handle.await.unwrap();
+    }
+    let cached = post(addr, br#"{"text": "Frage 3"}"#).await;
+    assert_eq!(
+        cached.header("x-cache"),
+        Some("hit"),
+        "coalesced results are cached"
+    );
+    server.shutdown().await;
+    (
+        backend.passes.load(Ordering::SeqCst),
+        backend.largest_pass.load(Ordering::SeqCst),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_misses_share_forward_passes() {
+    assert_eq!(coalesced_passes(16).await, (2, 5));
+    assert_eq!(coalesced_passes(3).await, (3, 3));
+    assert_eq!(
+        coalesced_passes(1).await,
+        (6, 1),
+        "pass_texts 1 turns coalescing off"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_timeout_and_backend_failure() {
     let config = Config {
@@ -713,6 +771,9 @@ async fn load_test_runs_bounded_and_counts() {
     assert!(report.cache_hits > 100 && embedded > 100, "a mix: {report}");
     let memory = report.memory_after.expect("/proc is available on Linux");
     assert!(memory.peak_kib >= memory.rss_kib && memory.rss_kib > 0);
+    assert_eq!(report.latency.count, 400);
+    assert_eq!(report.latency_hits.count as u64, report.cache_hits);
+    assert!(report.latency.p50 <= report.latency.p99 && report.latency.p99 <= report.latency.max);
     assert!(report.to_string().contains("req/s"));
     server.shutdown().await;
 

@@ -89,6 +89,10 @@ struct ServeArgs {
     /// Embedding jobs computing at once (default: the number of CPU cores).
     #[arg(long, env = "PARAGRAF_PROXY_MAX_CONCURRENCY", default_value_t = paragraf_proxy::default_concurrency())]
     max_concurrency: usize,
+    /// Most texts in one forward pass: under load, the cache misses of requests waiting for a slot are
+    /// embedded together (the weights are read once per pass), up to this many; 1 turns coalescing off.
+    #[arg(long, env = "PARAGRAF_PROXY_PASS_TEXTS", default_value_t = 16)]
+    pass_texts: usize,
     /// Requests that may wait for a free embedding slot; beyond that 503 with Retry-After at once.
     #[arg(long, env = "PARAGRAF_PROXY_MAX_QUEUE", default_value_t = 128)]
     max_queue: usize,
@@ -159,6 +163,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         burst: args.burst,
         client_ip_header: args.client_ip_header,
         max_concurrency: args.max_concurrency,
+        pass_texts: args.pass_texts,
         max_queue: args.max_queue,
         queue_timeout: args.queue_timeout,
         request_timeout: args.request_timeout,
