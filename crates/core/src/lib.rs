@@ -8,6 +8,7 @@ pub mod analyzer;
 pub mod citations;
 pub mod eval;
 pub mod law;
+pub mod rng;
 pub mod search;
 pub mod sentences;
 pub mod vectors;

@@ -13,6 +13,7 @@ pub mod bm25;
 pub mod citation;
 pub mod exact;
 pub mod fusion;
+pub mod hnsw;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
