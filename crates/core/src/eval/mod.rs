@@ -5,6 +5,7 @@
 //! rankings to [`metrics`]; [`stats`] then says whether differences between strategies are real.
 
 pub mod metrics;
+pub mod stats;
 
 use serde::Deserialize;
 
