@@ -135,8 +135,10 @@ pub struct BenchReport {
     pub memory_before: Option<Memory>,
     /// Server memory after the first tenth of the run (warm).
     pub memory_warm: Option<Memory>,
-    /// Server memory at the end (with its all-time peak).
+    /// Server memory at the end (with its all-time peak, which includes start-up).
     pub memory_after: Option<Memory>,
+    /// Largest resident size sampled (every 250 ms) while the clients ran, in KiB.
+    pub rss_max_under_load_kib: Option<u64>,
 }
 
 impl BenchReport {
@@ -239,13 +241,20 @@ impl fmt::Display for BenchReport {
         writeln!(f, "latency:    all    {}", self.latency)?;
         writeln!(f, "            hits   {}", self.latency_hits)?;
         writeln!(f, "            others {}", self.latency_misses)?;
-        match (self.memory_before, self.memory_warm, self.memory_after) {
-            (Some(before), Some(warm), Some(after)) => write!(
+        match (
+            self.memory_before,
+            self.memory_warm,
+            self.memory_after,
+            self.rss_max_under_load_kib,
+        ) {
+            (Some(before), Some(warm), Some(after), Some(max)) => write!(
                 f,
-                "memory:     RSS {:.1} MiB before, {:.1} MiB warm, {:.1} MiB at the end; peak {:.1} MiB",
+                "memory:     RSS {:.1} MiB before, {:.1} MiB warm, {:.1} MiB at the end, {:.1} MiB max under load; \
+                 peak {:.1} MiB (including start-up)",
                 mib(before.rss_kib),
                 mib(warm.rss_kib),
                 mib(after.rss_kib),
+                mib(max),
                 mib(after.peak_kib)
             ),
             _ => write!(f, "memory:     not available (no /proc for the server process)"),
@@ -302,6 +311,19 @@ pub async fn run(config: BenchConfig) -> Result<BenchReport, BenchError> {
         };
         clients.push(tokio::spawn(client.run()));
     }
+    let rss_max = Arc::new(AtomicU64::new(0));
+    let sampler = tokio::spawn({
+        let (rss_max, pid) = (Arc::clone(&rss_max), config.server_pid);
+        async move {
+            let mut ticks = tokio::time::interval(Duration::from_millis(250));
+            loop {
+                ticks.tick().await;
+                if let Some(m) = memory(pid) {
+                    rss_max.fetch_max(m.rss_kib, Ordering::Relaxed);
+                }
+            }
+        }
+    });
     tokio::time::sleep(config.duration / 10).await;
     let memory_warm = memory(config.server_pid);
     for client in clients {
@@ -309,7 +331,9 @@ pub async fn run(config: BenchConfig) -> Result<BenchReport, BenchError> {
         let _ = client.await;
     }
     let elapsed = start.elapsed();
+    sampler.abort();
     let memory_after = memory(config.server_pid);
+    let rss_max_under_load_kib = memory_after.map(|_| rss_max.load(Ordering::Relaxed));
 
     let tally = std::mem::take(&mut *tally.lock().unwrap_or_else(|e| e.into_inner()));
     let group = |hits: Option<bool>| {
@@ -331,6 +355,7 @@ pub async fn run(config: BenchConfig) -> Result<BenchReport, BenchError> {
         memory_before,
         memory_warm,
         memory_after,
+        rss_max_under_load_kib,
     })
 }
 

@@ -771,6 +771,8 @@ async fn load_test_runs_bounded_and_counts() {
     assert!(report.cache_hits > 100 && embedded > 100, "a mix: {report}");
     let memory = report.memory_after.expect("/proc is available on Linux");
     assert!(memory.peak_kib >= memory.rss_kib && memory.rss_kib > 0);
+    let under_load = report.rss_max_under_load_kib.expect("sampled");
+    assert!(under_load > 0 && under_load <= memory.peak_kib);
     assert_eq!(report.latency.count, 400);
     assert_eq!(report.latency_hits.count as u64, report.cache_hits);
     assert!(report.latency.p50 <= report.latency.p99 && report.latency.p99 <= report.latency.max);
