@@ -297,6 +297,8 @@ fn proxy_help_documents_every_setting_with_env_and_default() {
         "--max-queue",
         "--queue-timeout",
         "--request-timeout",
+        "--header-timeout",
+        "--max-connections",
         "--cache-size",
         "--log-queries",
         "--log-level",
@@ -308,7 +310,7 @@ fn proxy_help_documents_every_setting_with_env_and_default() {
         help.contains("[default: 127.0.0.1:8787]") && help.contains("[default: 16384]"),
         "{help}"
     );
-    assert_eq!(help.matches("PARAGRAF_PROXY_").count(), 19, "{help}");
+    assert_eq!(help.matches("PARAGRAF_PROXY_").count(), 21, "{help}");
 }
 
 #[test]

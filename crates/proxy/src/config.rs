@@ -41,6 +41,10 @@ pub struct Config {
     pub queue_timeout: Duration,
     /// Longest time for a whole request (reading the body, queueing, embedding) before answering 503.
     pub request_timeout: Duration,
+    /// Longest time for a client to send a request head, and longest idle time between keep-alive requests.
+    pub header_timeout: Duration,
+    /// Most open connections; further ones wait in the kernel's backlog until one closes.
+    pub max_connections: usize,
     /// Query vectors kept in the LRU cache; 0 disables the cache.
     pub cache_size: usize,
     /// Log query texts (off by default: queries are private).
@@ -74,6 +78,8 @@ impl Default for Config {
             max_queue: 128,
             queue_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
+            header_timeout: Duration::from_secs(10),
+            max_connections: 1024,
             cache_size: 4096,
             log_queries: false,
             shutdown_grace: Duration::from_secs(10),
@@ -90,6 +96,7 @@ impl Config {
             ("max batch", self.max_batch),
             ("max concurrency", self.max_concurrency),
             ("texts per pass", self.pass_texts),
+            ("max connections", self.max_connections),
         ];
         for (name, value) in positive {
             if value == 0 {
@@ -102,7 +109,10 @@ impl Config {
                 self.burst, self.max_batch
             )));
         }
-        if self.request_timeout.is_zero() || self.queue_timeout.is_zero() {
+        if self.request_timeout.is_zero()
+            || self.queue_timeout.is_zero()
+            || self.header_timeout.is_zero()
+        {
             return Err(ConfigError::Invalid(
                 "timeouts must be longer than zero".into(),
             ));

@@ -6,19 +6,24 @@
 //! async workers keep accepting and refusing requests while both cores compute. The whole request runs under a
 //! timeout.
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
 use paragraf_embed::EmbeddingBackend;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower::ServiceExt;
 
 use crate::api::{EmbedRequest, EmbedResponse, Health, Payload, TextLimits};
 use crate::cache::VectorCache;
@@ -274,7 +279,9 @@ pub struct Server {
     listener: TcpListener,
     local_addr: SocketAddr,
     router: Router,
-    grace: std::time::Duration,
+    grace: Duration,
+    header_timeout: Duration,
+    max_connections: usize,
 }
 
 impl Server {
@@ -289,12 +296,13 @@ impl Server {
             .await
             .map_err(|source| ServeError::Bind { addr, source })?;
         let local_addr = listener.local_addr()?;
-        let grace = config.shutdown_grace;
         Ok(Server {
             listener,
             local_addr,
+            grace: config.shutdown_grace,
+            header_timeout: config.header_timeout,
+            max_connections: config.max_connections,
             router: router(config, backend),
-            grace,
         })
     }
 
@@ -303,36 +311,64 @@ impl Server {
         self.local_addr
     }
 
-    /// Serves until `shutdown` completes, then stops accepting, lets in-flight requests finish for at most the
+    /// Serves until `shutdown` completes, then stops listening, lets requests in flight finish for at most the
     /// grace period, and returns.
-    pub async fn run(
-        self,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> Result<(), ServeError> {
-        let (fired_tx, fired_rx) = tokio::sync::oneshot::channel::<()>();
-        let service = self
-            .router
-            .into_make_service_with_connect_info::<SocketAddr>();
-        let serve = axum::serve(self.listener, service).with_graceful_shutdown(async move {
-            shutdown.await;
-            tracing::info!("shutting down: no new connections, finishing requests in flight");
-            let _ = fired_tx.send(());
-        });
-        let mut task = tokio::spawn(serve.into_future());
-        let joined = tokio::select! {
-            joined = &mut task => joined,
-            _ = fired_rx => match tokio::time::timeout(self.grace, &mut task).await {
-                Ok(joined) => joined,
-                Err(_) => {
-                    tracing::warn!(grace_s = self.grace.as_secs_f32(), "grace period over; dropping open requests");
-                    task.abort();
-                    return Ok(());
+    ///
+    /// The accept loop is our own (not `axum::serve`) for two protections a public server needs: at most
+    /// `max_connections` open connections (beyond that, new ones wait in the kernel's backlog), and a header
+    /// timeout that closes connections which send their request head too slowly or sit idle between
+    /// keep-alive requests, so slow or silent clients cannot pile up connections.
+    pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), ServeError> {
+        let graceful = GracefulShutdown::new();
+        let slots = Arc::new(Semaphore::new(self.max_connections));
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(self.header_timeout)
+            .keep_alive(true);
+        tokio::pin!(shutdown);
+        loop {
+            let slot = tokio::select! {
+                slot = Arc::clone(&slots).acquire_owned() => slot.expect("the slot semaphore is never closed"),
+                () = &mut shutdown => break,
+            };
+            let (stream, peer) = tokio::select! {
+                accepted = self.listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        // Typically out of file descriptors: back off instead of spinning.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let _ = stream.set_nodelay(true);
+            let router = self.router.clone();
+            let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+                request.extensions_mut().insert(ConnectInfo(peer));
+                router.clone().oneshot(request.map(Body::new))
+            });
+            let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+            tokio::spawn(async move {
+                let _slot = slot;
+                if let Err(e) = connection.await {
+                    tracing::debug!(error = %e, "connection closed with an error");
                 }
-            },
-        };
-        joined
-            .map_err(std::io::Error::other)?
-            .map_err(ServeError::Io)
+            });
+        }
+        drop(self.listener);
+        tracing::info!("shutting down: no new connections, finishing requests in flight");
+        if tokio::time::timeout(self.grace, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                grace_s = self.grace.as_secs_f32(),
+                "grace period over; dropping open requests"
+            );
+        }
+        Ok(())
     }
 }
 

@@ -738,6 +738,68 @@ async fn shutdown_grace_period_is_bounded() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_and_idle_connections_are_closed() {
+    let config = Config {
+        header_timeout: Duration::from_millis(300),
+        ..test_config()
+    };
+    let server = start(config, Arc::default()).await;
+    let eof_within = |mut stream: TcpStream, limit: Duration| async move {
+        let mut rest = Vec::new();
+        tokio::time::timeout(limit, stream.read_to_end(&mut rest))
+            .await
+            .is_ok()
+    };
+    // Half a request head, then silence (slowloris).
+    let mut slow = TcpStream::connect(server.addr).await.unwrap();
+    slow.write_all(b"POST /v1/embed HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    assert!(
+        eof_within(slow, Duration::from_secs(3)).await,
+        "slow head was cut off"
+    );
+    // A keep-alive connection left idle after its answer.
+    let mut idle = TcpStream::connect(server.addr).await.unwrap();
+    idle.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut first = [0u8; 12];
+    idle.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    assert!(
+        eof_within(idle, Duration::from_secs(3)).await,
+        "idle keep-alive connection was closed"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_limit_defers_new_connections() {
+    let config = Config {
+        max_connections: 1,
+        ..test_config()
+    };
+    let server = start(config, Arc::default()).await;
+    let addr = server.addr;
+    let holder = TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let waiting =
+        tokio::spawn(async move { request(addr, "GET", "/health", &[], b"").await.status });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !waiting.is_finished(),
+        "the second connection waits while the first holds the only slot"
+    );
+    drop(holder);
+    let status = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("served after the slot freed");
+    assert_eq!(status.unwrap(), 200);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn load_test_runs_bounded_and_counts() {
     let backend = slow(2);
     let config = Config {

@@ -102,6 +102,13 @@ struct ServeArgs {
     /// Longest time in seconds for a whole request (body, queue, embedding) before 503 with Retry-After.
     #[arg(long, env = "PARAGRAF_PROXY_REQUEST_TIMEOUT", default_value = "30", value_parser = seconds, value_name = "SECS")]
     request_timeout: Duration,
+    /// Seconds a client may take to send a request head, and may stay idle between keep-alive requests,
+    /// before its connection is closed (protects against slow or silent clients holding connections).
+    #[arg(long, env = "PARAGRAF_PROXY_HEADER_TIMEOUT", default_value = "10", value_parser = seconds, value_name = "SECS")]
+    header_timeout: Duration,
+    /// Most open connections; further ones wait in the kernel's backlog until one closes.
+    #[arg(long, env = "PARAGRAF_PROXY_MAX_CONNECTIONS", default_value_t = 1024)]
+    max_connections: usize,
     /// Query vectors kept in the in-memory LRU cache (about 1.6 KiB each); 0 disables it.
     #[arg(long, env = "PARAGRAF_PROXY_CACHE_SIZE", default_value_t = 4096)]
     cache_size: usize,
@@ -167,6 +174,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_queue: args.max_queue,
         queue_timeout: args.queue_timeout,
         request_timeout: args.request_timeout,
+        header_timeout: args.header_timeout,
+        max_connections: args.max_connections,
         cache_size: args.cache_size,
         log_queries: args.log_queries,
         shutdown_grace: args.shutdown_grace,
