@@ -193,16 +193,41 @@ impl Int8Vectors {
     /// Scores of every row against an f32 query quantised to int8 first (the fast path), into `out`.
     pub fn scores_i8(&self, query: &[f32], out: &mut Vec<f32>) -> Result<(), VectorError> {
         self.check_dim(query.len())?;
-        let (q, qs) = quantize(query);
         out.clear();
-        let d = self.dim as usize;
-        out.extend(
-            self.values
-                .chunks_exact(d)
-                .zip(&self.scales)
-                .map(|(row, s)| dot_i8(&q, row) as f32 * qs * s),
-        );
+        self.scan_i8(query, |_, score| out.push(score));
         Ok(())
+    }
+
+    /// Calls `f(row, score)` for every row in order, the query quantised to int8: the hot loop of exact
+    /// search. The caller has checked the query's dimension.
+    ///
+    /// The whole scan, `f` included, is one function compiled twice: for the baseline target and, on x86-64
+    /// CPUs with AVX2 (detected at run time, cached by std), for AVX2, where LLVM vectorises the kernel twice as
+    /// wide. Dispatching once per scan rather than per row lets the kernel and `f` inline into the loop.
+    pub fn scan_i8(&self, query: &[f32], mut f: impl FnMut(usize, f32)) {
+        debug_assert_eq!(query.len(), self.dim as usize);
+        let (q, qs) = quantize(query);
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            unsafe { scan_avx2(&q, qs, self, &mut f) };
+            return;
+        }
+        scan_portable(&q, qs, self, &mut f);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn scan_avx2<F: FnMut(usize, f32)>(q: &[i8], qs: f32, m: &Int8Vectors, f: &mut F) {
+    scan_portable(q, qs, m, f);
+}
+
+#[inline(always)]
+fn scan_portable<F: FnMut(usize, f32)>(q: &[i8], qs: f32, m: &Int8Vectors, f: &mut F) {
+    let rows = m.values.chunks_exact(m.dim as usize).zip(&m.scales);
+    for (i, (row, s)) in rows.enumerate() {
+        f(i, dot_i8_portable(q, row) as f32 * qs * s);
     }
 }
 
@@ -210,15 +235,42 @@ impl Int8Vectors {
 const LANES: usize = 16;
 
 /// `Σ a[i] * b[i]` over int8 with i32 accumulation.
+///
+/// On x86-64 CPUs with AVX2 (detected once at run time, cached by std) the same portable loop runs compiled
+/// for AVX2: measured on the 5,000 × 384 scan it is about 2× faster than the SSE2 baseline build.
 #[inline]
 pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { dot_i8_avx2(a, b) };
+    }
+    dot_i8_portable(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
+    dot_i8_portable(a, b)
+}
+
+/// The kernel: 32 products per step in i16 (|x·y| ≤ 127² fits), summed pairwise into 16 i32 lanes, a shape
+/// LLVM turns into `pmullw`/`pmovsx`/`paddd` (SSE2, AVX2) or `i16x8` ops (wasm simd128).
+#[inline(always)]
+fn dot_i8_portable(a: &[i8], b: &[i8]) -> i32 {
     debug_assert_eq!(a.len(), b.len());
     let mut acc = [0i32; LANES];
-    let mut ca = a.chunks_exact(LANES);
-    let mut cb = b.chunks_exact(LANES);
+    let mut ca = a.chunks_exact(2 * LANES);
+    let mut cb = b.chunks_exact(2 * LANES);
     for (x, y) in (&mut ca).zip(&mut cb) {
+        let x: &[i8; 2 * LANES] = x.try_into().expect("chunk of 32");
+        let y: &[i8; 2 * LANES] = y.try_into().expect("chunk of 32");
+        let mut p = [0i16; 2 * LANES];
+        for l in 0..2 * LANES {
+            p[l] = i16::from(x[l]) * i16::from(y[l]);
+        }
         for l in 0..LANES {
-            acc[l] += i32::from(x[l]) * i32::from(y[l]);
+            acc[l] += i32::from(p[l]) + i32::from(p[l + LANES]);
         }
     }
     let tail: i32 = ca
@@ -238,6 +290,8 @@ pub fn dot_f32_i8(a: &[f32], b: &[i8]) -> f32 {
     let mut ca = a.chunks_exact(LANES);
     let mut cb = b.chunks_exact(LANES);
     for (x, y) in (&mut ca).zip(&mut cb) {
+        let x: &[f32; LANES] = x.try_into().expect("chunk of 16");
+        let y: &[i8; LANES] = y.try_into().expect("chunk of 16");
         for l in 0..LANES {
             acc[l] += x[l] * f32::from(y[l]);
         }
@@ -298,6 +352,7 @@ mod tests {
             .map(|(&x, &y)| i32::from(x) * i32::from(y))
             .sum();
         assert_eq!(dot_i8(&a, &b), naive);
+        assert_eq!(dot_i8_portable(&a, &b), naive);
         // Extremes do not overflow.
         assert_eq!(dot_i8(&[-127; 384], &[-127; 384]), 127 * 127 * 384);
         let f: Vec<f32> = (0..389).map(|i| (i as f32).sin()).collect();

@@ -4,7 +4,7 @@
 //! matrix streamed once from memory), and it is the ground truth HNSW is measured against.
 
 use super::{Hit, TopK};
-use crate::vectors::{dot_f32_i8, dot_i8, quantize, Int8Vectors, VectorError};
+use crate::vectors::{dot_f32_i8, Int8Vectors, VectorError};
 
 /// How the query meets the int8 rows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -27,18 +27,14 @@ pub fn search(
     let mut top = TopK::new(k);
     let d = vectors.dim();
     match precision {
-        QueryPrecision::Int8 => {
-            let (q, qs) = quantize(query);
-            for i in 0..vectors.len() {
-                let score = dot_i8(&q, vectors.row(i)) as f32 * qs * vectors.scale(i);
-                if score >= top.threshold() {
-                    top.push(Hit {
-                        index: i as u32,
-                        score,
-                    });
-                }
+        QueryPrecision::Int8 => vectors.scan_i8(query, |i, score| {
+            if score >= top.threshold() {
+                top.push(Hit {
+                    index: i as u32,
+                    score,
+                });
             }
-        }
+        }),
         QueryPrecision::F32 => {
             for i in 0..vectors.len() {
                 let score = dot_f32_i8(&query[..d], vectors.row(i)) * vectors.scale(i);

@@ -1,0 +1,229 @@
+//! Native search latency (not a test): `cargo bench -p paragraf-core`.
+//!
+//! 1. Exact int8 top-100 + aggregation to the top-10 sections on a matrix the size of the BGB `subsection`
+//!    strategy (5,000 × 384; goal ≤ 0.15 ms per query).
+//! 2. Exact vs HNSW top-100 on a matrix the size of `fixed-16-4` (60,000 × 384; goal HNSW ≥ 3× faster at
+//!    recall ≥ 0.98), with HNSW build time and recall against exact.
+//! 3. BM25 query time over the real BGB sections with the dev questions (skipped when `../shared` lacks them).
+//!
+//! The vectors are synthetic but structured like text embeddings (clusters in a low-dimensional latent space,
+//! projected and noised), since the bundles' real vectors are not an input of this crate. The paper reports
+//! 2.0–16.1 ms per query for its (Python, FAISS) pipeline.
+
+use paragraf_core::analyzer::AnalyzerConfig;
+use paragraf_core::eval::Question;
+use paragraf_core::rng::SplitMix64;
+use paragraf_core::search::aggregate::{aggregate, Aggregation, UnitSections};
+use paragraf_core::search::bm25::{Bm25Index, Bm25Params};
+use paragraf_core::search::exact::{self, QueryPrecision};
+use paragraf_core::search::hnsw::{Builder, DEFAULT_SEED};
+use paragraf_core::search::{DEFAULT_SECTION_K, DEFAULT_UNIT_K};
+use paragraf_core::vectors::Int8Vectors;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Instant;
+
+const DIM: usize = 384;
+
+/// Clustered vectors in a 64-d latent space projected to `DIM`, plus noise, normalised.
+fn structured(n: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut rng = SplitMix64::new(seed);
+    let (latent, clusters) = (64, 100);
+    let projection: Vec<f32> = (0..latent * DIM).map(|_| rng.normal() as f32).collect();
+    let centres: Vec<Vec<f32>> = (0..clusters)
+        .map(|_| (0..latent).map(|_| 2.0 * rng.normal() as f32).collect())
+        .collect();
+    (0..n)
+        .map(|_| {
+            let c = &centres[rng.below(clusters)];
+            let z: Vec<f32> = c.iter().map(|x| x + rng.normal() as f32).collect();
+            let mut v: Vec<f32> = (0..DIM)
+                .map(|j| {
+                    (0..latent)
+                        .map(|i| z[i] * projection[i * DIM + j])
+                        .sum::<f32>()
+                        + 25.0 * rng.normal() as f32
+                })
+                .collect();
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.iter_mut().for_each(|x| *x /= norm);
+            v
+        })
+        .collect()
+}
+
+/// Mean milliseconds per call of `f` over `queries`, after one warm-up pass.
+fn time_per_query<T>(queries: &[Vec<f32>], mut f: impl FnMut(&[f32]) -> T) -> f64 {
+    for q in queries.iter().take(20) {
+        black_box(f(q));
+    }
+    let start = Instant::now();
+    for q in queries {
+        black_box(f(q));
+    }
+    start.elapsed().as_secs_f64() * 1e3 / queries.len() as f64
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn subsection_sized() {
+    let (n, sections) = (5_000, 2_455);
+    let data = structured(n + 500, 1);
+    let vectors = Int8Vectors::from_f32_rows(DIM as u32, &data[..n]).unwrap();
+    let map = UnitSections::one_each(
+        &(0..n as u32)
+            .map(|u| u * sections / n as u32)
+            .collect::<Vec<_>>(),
+    );
+    let queries = &data[n..];
+    println!(
+        "== exact int8, {n} x {DIM} (BGB subsection size), {} queries",
+        queries.len()
+    );
+    for precision in [QueryPrecision::Int8, QueryPrecision::F32] {
+        let search_only = time_per_query(queries, |q| {
+            exact::search(&vectors, q, DEFAULT_UNIT_K, precision).unwrap()
+        });
+        let with_aggregation = time_per_query(queries, |q| {
+            let hits = exact::search(&vectors, q, DEFAULT_UNIT_K, precision).unwrap();
+            aggregate(&hits, &map, Aggregation::Max, DEFAULT_SECTION_K)
+        });
+        println!(
+            "  query {precision:?}: top-100 {search_only:.4} ms/query; + aggregation to top-10 sections {with_aggregation:.4} ms/query (goal <= 0.15)"
+        );
+    }
+}
+
+fn fixed_16_4_sized() {
+    let n = 60_000;
+    let data = structured(n + 200, 2);
+    let vectors = Int8Vectors::from_f32_rows(DIM as u32, &data[..n]).unwrap();
+    let queries = &data[n..];
+    println!(
+        "== exact vs HNSW, {n} x {DIM} (fixed-16-4 size), {} queries",
+        queries.len()
+    );
+    let exact_ms = time_per_query(queries, |q| {
+        exact::search(&vectors, q, DEFAULT_UNIT_K, QueryPrecision::Int8).unwrap()
+    });
+    println!("  exact top-100: {exact_ms:.3} ms/query");
+    let truth: Vec<Vec<u32>> = queries
+        .iter()
+        .map(|q| {
+            let hits = exact::search(&vectors, q, DEFAULT_UNIT_K, QueryPrecision::Int8).unwrap();
+            hits.iter().map(|h| h.index).collect()
+        })
+        .collect();
+    let start = Instant::now();
+    let mut graph = Builder::default().seed(DEFAULT_SEED).build(&vectors);
+    println!(
+        "  HNSW build (M 16, ef_construction 128, seed {:#x}): {:.1} s",
+        graph.seed(),
+        start.elapsed().as_secs_f64()
+    );
+    for ef in [100, 128, 200, 400] {
+        graph.set_ef_search(ef);
+        let ms = time_per_query(queries, |q| {
+            graph.search(&vectors, q, DEFAULT_UNIT_K).unwrap()
+        });
+        let (mut hit10, mut hit100) = (0usize, 0usize);
+        for (q, t) in queries.iter().zip(&truth) {
+            let found = graph.search(&vectors, q, DEFAULT_UNIT_K).unwrap();
+            hit10 += found[..10]
+                .iter()
+                .filter(|h| t[..10].contains(&h.index))
+                .count();
+            hit100 += found.iter().filter(|h| t.contains(&h.index)).count();
+        }
+        let nq = queries.len() as f64;
+        println!(
+            "  HNSW ef_search {ef:3}: {ms:.3} ms/query ({:.1}x exact), recall@10 {:.4}, recall@100 {:.4}",
+            exact_ms / ms,
+            hit10 as f64 / (10.0 * nq),
+            hit100 as f64 / (100.0 * nq)
+        );
+    }
+}
+
+fn shared_dir() -> PathBuf {
+    std::env::var_os("PARAGRAF_SHARED").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        PathBuf::from,
+    )
+}
+
+fn bm25_bgb() {
+    let (xml, dev) = (
+        shared_dir().join("corpus/BGB.xml"),
+        shared_dir().join("eval/gerlayqa/bgb_dev.json"),
+    );
+    if !xml.exists() || !dev.exists() {
+        println!(
+            "== BM25: skipped ({} or {} missing)",
+            xml.display(),
+            dev.display()
+        );
+        return;
+    }
+    let law = paragraf_corpus::parse_file(&xml).unwrap();
+    let docs: Vec<String> = law
+        .active_sections()
+        .map(|(_, s)| format!("{} {}\n{}", s.designation, s.title, s.text))
+        .collect();
+    let questions: Vec<Question> =
+        serde_json::from_str(&std::fs::read_to_string(dev).unwrap()).unwrap();
+    let texts: Vec<String> = questions.iter().map(Question::text).collect();
+    println!(
+        "== BM25 over {} BGB sections, {} dev questions",
+        docs.len(),
+        texts.len()
+    );
+    for (name, config) in [
+        ("plain", AnalyzerConfig::PLAIN),
+        ("fold+decompound", AnalyzerConfig::default()),
+    ] {
+        let start = Instant::now();
+        let index = Bm25Index::build(&docs, config, Bm25Params::default());
+        let build = start.elapsed().as_secs_f64();
+        let mut times: Vec<f64> = texts
+            .iter()
+            .map(|t| {
+                let start = Instant::now();
+                black_box(index.search(t, DEFAULT_SECTION_K));
+                start.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        let mean = times.iter().sum::<f64>() / times.len() as f64;
+        println!(
+            "  {name:16} build {build:.2} s, {} terms, {} KiB postings; query mean {mean:.3} ms, p50 {:.3}, p95 {:.3}",
+            index.num_terms(),
+            index.postings_bytes() / 1024,
+            percentile(&times, 0.5),
+            percentile(&times, 0.95)
+        );
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` runs this too, so keep it to one quick pass then.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--bench") {
+        // `cargo bench -p paragraf-core -- hnsw` runs only the parts whose name contains `hnsw`.
+        let filter = args.iter().find(|a| !a.starts_with('-'));
+        let parts: [(&str, fn()); 3] = [
+            ("exact", subsection_sized),
+            ("hnsw", fixed_16_4_sized),
+            ("bm25", bm25_bgb),
+        ];
+        for (name, part) in parts {
+            if filter.is_none_or(|f| name.contains(f.as_str())) {
+                part();
+            }
+        }
+    } else {
+        println!("search benchmark: run with `cargo bench -p paragraf-core`");
+    }
+}
