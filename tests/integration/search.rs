@@ -10,7 +10,14 @@ use paragraf_core::analyzer::AnalyzerConfig;
 use paragraf_core::eval::metrics::{mean, recall_at, reciprocal_rank_at};
 use paragraf_core::eval::Question;
 use paragraf_core::search::bm25::{Bm25Index, Bm25Params};
+use paragraf_core::search::citation::cited_sections;
 use paragraf_core::Law;
+use std::sync::OnceLock;
+
+fn bgb() -> &'static Law {
+    static BGB: OnceLock<Law> = OnceLock::new();
+    BGB.get_or_init(|| paragraf_corpus::parse_file(&shared("corpus/BGB.xml")).expect("parse BGB"))
+}
 
 const DEV: &str = "eval/gerlayqa/bgb_dev.json";
 
@@ -77,7 +84,7 @@ fn bm25_over_bgb_sections_matches_the_reference_on_dev() {
     let Some(questions) = dev_questions() else {
         return;
     };
-    let law = paragraf_corpus::parse_file(&shared("corpus/BGB.xml")).expect("parse BGB");
+    let law = bgb();
     let variants = [
         ("plain", AnalyzerConfig::PLAIN),
         (
@@ -98,7 +105,7 @@ fn bm25_over_bgb_sections_matches_the_reference_on_dev() {
     ];
     let mut plain = None;
     for (name, config) in variants {
-        let (r10, mrr, missing) = evaluate(&law, &questions, config);
+        let (r10, mrr, missing) = evaluate(law, &questions, config);
         eprintln!(
             "BM25 sections {name:16} R@10 = {r10:.4}  MRR@10 = {mrr:.4}  ({} questions, {missing} gold ids missing)",
             questions.len()
@@ -116,4 +123,26 @@ fn bm25_over_bgb_sections_matches_the_reference_on_dev() {
         (mrr - 0.085).abs() <= 0.015,
         "plain BM25 MRR@10 {mrr:.4} outside 0.085 ± 0.015"
     );
+}
+
+#[test]
+fn citation_queries_resolve_to_bgb_sections() {
+    let law = bgb();
+    let designations = |query: &str| -> Vec<&str> {
+        cited_sections(query, law)
+            .into_iter()
+            .map(|i| law.sections[i].designation.as_str())
+            .collect()
+    };
+    assert_eq!(designations("§ 535"), ["§ 535"]);
+    assert_eq!(designations("535 BGB"), ["§ 535"]);
+    assert_eq!(designations("Was regelt § 573b BGB?"), ["§ 573b"]);
+    assert_eq!(designations("§ 433 Abs. 1"), ["§ 433"]);
+    assert_eq!(designations("§§ 535 ff."), ["§ 535", "§ 536", "§ 536a"]);
+    assert_eq!(
+        designations("§§ 437 bis 441"),
+        ["§ 437", "§ 438", "§ 439", "§ 440", "§ 441"]
+    );
+    assert!(designations("§ 15a InsO").is_empty());
+    assert!(designations("Art. 1 GG").is_empty());
 }

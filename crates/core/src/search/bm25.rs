@@ -48,6 +48,8 @@ pub struct Bm25Index {
     postings: Vec<u8>,
     /// Terms per document.
     doc_len: Vec<u32>,
+    /// Mean of `doc_len`.
+    avg_len: f32,
 }
 
 impl Lexicon for Bm25Index {
@@ -132,6 +134,8 @@ impl Bm25Index {
         }
         offsets.push(postings.len() as u32);
         let lexicon = terms.iter().map(|t| lexicon.frequency(t)).collect();
+        let avg_len =
+            (doc_len.iter().map(|&l| f64::from(l)).sum::<f64>() / docs.len().max(1) as f64) as f32;
         Self {
             params,
             analyzer,
@@ -141,6 +145,7 @@ impl Bm25Index {
             offsets,
             postings,
             doc_len,
+            avg_len,
         }
     }
 
@@ -197,13 +202,8 @@ impl Bm25Index {
             }
         }
         let n = self.len() as f32;
-        let avg_len = self.doc_len.iter().map(|&l| l as f64).sum::<f64>() as f32 / n.max(1.0);
         let Bm25Params { k1, b } = self.params;
-        let norm: Vec<f32> = self
-            .doc_len
-            .iter()
-            .map(|&l| k1 * (1.0 - b + b * l as f32 / avg_len))
-            .collect();
+        let (base, per_term) = (k1 * (1.0 - b), k1 * b / self.avg_len.max(f32::MIN_POSITIVE));
         let mut scores = vec![0.0f32; self.len()];
         let mut query_tf: Vec<(usize, u32)> = query_tf.into_iter().collect();
         query_tf.sort_unstable();
@@ -216,7 +216,8 @@ impl Bm25Index {
             while !bytes.is_empty() {
                 doc += read_varint(&mut bytes);
                 let tf = read_varint(&mut bytes) as f32;
-                scores[doc as usize] += weight * tf / (tf + norm[doc as usize]);
+                let norm = base + per_term * self.doc_len[doc as usize] as f32;
+                scores[doc as usize] += weight * tf / (tf + norm);
             }
         }
         scores
