@@ -14,7 +14,7 @@
 
 use super::{Hit, TopK};
 use crate::rng::SplitMix64;
-use crate::vectors::{dot_i8, quantize, Int8Vectors, VectorError};
+use crate::vectors::{dot_i16_i8, dot_i8, quantize, widen, Int8Vectors, VectorError};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -251,8 +251,10 @@ impl Hnsw {
             return Ok(Vec::new());
         }
         let (q, qs) = quantize(query);
-        let score =
-            |u: u32| dot_i8(&q, vectors.row(u as usize)) as f32 * qs * vectors.scale(u as usize);
+        let q = widen(&q);
+        let score = |u: u32| {
+            dot_i16_i8(&q, vectors.row(u as usize)) as f32 * qs * vectors.scale(u as usize)
+        };
         let links = |u: u32, l: usize| self.layers[l].links(u);
         let mut ep = self.entry;
         for layer in (1..self.layers.len()).rev() {
