@@ -564,7 +564,7 @@ fn slow(delay_ms: u64) -> Arc<Fake> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_limit_queues_and_refuses() {
     // One slot, no queue: of two simultaneous requests one computes and the other is refused at once.
-    let backend = slow(400);
+    let backend = slow(1000);
     let config = Config {
         max_concurrency: 1,
         max_queue: 0,
@@ -573,7 +573,7 @@ async fn concurrency_limit_queues_and_refuses() {
     let server = start(config, Arc::clone(&backend)).await;
     let addr = server.addr;
     let (a, b) = tokio::join!(post(addr, br#"{"text": "eins"}"#), async {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(250)).await;
         post(addr, br#"{"text": "zwei"}"#).await
     });
     assert_eq!(a.status, 200);
@@ -610,10 +610,10 @@ async fn concurrency_limit_queues_and_refuses() {
         queue_timeout: Duration::from_millis(100),
         ..test_config()
     };
-    let server = start(config, slow(600)).await;
+    let server = start(config, slow(1500)).await;
     let addr = server.addr;
     let (a, b) = tokio::join!(post(addr, br#"{"text": "eins"}"#), async {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(250)).await;
         post(addr, br#"{"text": "zwei"}"#).await
     });
     assert_eq!(a.status, 200);
@@ -624,7 +624,7 @@ async fn concurrency_limit_queues_and_refuses() {
 
 /// While the only slot computes, five requests arrive; the next pass takes them all (or `pass_texts` at a time).
 async fn coalesced_passes(pass_texts: usize) -> (usize, usize) {
-    let backend = slow(300);
+    let backend = slow(1000);
     let config = Config {
         max_concurrency: 1,
         pass_texts,
@@ -633,7 +633,7 @@ async fn coalesced_passes(pass_texts: usize) -> (usize, usize) {
     let server = start(config, Arc::clone(&backend)).await;
     let addr = server.addr;
     let first = tokio::spawn(async move { post(addr, br#"{"text": "zuerst"}"#).await.status });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    tokio::time::sleep(Duration::from_millis(250)).await;
     let waiting: Vec<_> = (0..5)
         .map(|i| {
             tokio::spawn(async move {
@@ -702,10 +702,10 @@ async fn request_timeout_and_backend_failure() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn graceful_shutdown_finishes_requests_in_flight() {
-    let server = start(test_config(), slow(500)).await;
+    let server = start(test_config(), slow(1000)).await;
     let addr = server.addr;
     let in_flight = tokio::spawn(async move { post(addr, br#"{"text": "bitte zu Ende"}"#).await });
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
     server.shutdown().await;
     assert_eq!(
         in_flight.await.unwrap().status,
@@ -727,7 +727,7 @@ async fn shutdown_grace_period_is_bounded() {
     let server = start(config, slow(3000)).await;
     let addr = server.addr;
     let in_flight = tokio::spawn(async move { post(addr, br#"{"text": "zu langsam"}"#).await });
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let started = std::time::Instant::now();
     server.shutdown().await;
     assert!(
@@ -810,7 +810,7 @@ async fn load_test_runs_bounded_and_counts() {
     let report = bench::run(BenchConfig {
         addr: server.addr,
         clients: 8,
-        duration: Duration::from_secs(2),
+        duration: Duration::from_secs(10),
         new_ratio: 0.5,
         max_requests: 400,
         server_pid: None,
