@@ -2,6 +2,7 @@
 //!
 //! Data comes from `../shared` by default; set `PARAGRAF_SHARED` to point elsewhere.
 
+mod build;
 mod corpus;
 mod embed;
 mod proxy;

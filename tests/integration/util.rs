@@ -46,3 +46,20 @@ pub fn run_ok(args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).expect("utf-8 stdout")
 }
+
+/// The e5 model file: `PARAGRAF_MODEL`, else `paragraf model fetch` (which returns at once when it is cached).
+pub fn model_path() -> PathBuf {
+    static MODEL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    MODEL
+        .get_or_init(|| match std::env::var_os("PARAGRAF_MODEL") {
+            Some(p) => PathBuf::from(p),
+            None => PathBuf::from(run_ok(&["model", "fetch"]).trim()),
+        })
+        .clone()
+}
+
+/// The real encoder, loaded once per test run.
+pub fn encoder() -> &'static paragraf_embed::e5::E5Encoder {
+    static ENCODER: std::sync::OnceLock<paragraf_embed::e5::E5Encoder> = std::sync::OnceLock::new();
+    ENCODER.get_or_init(|| paragraf_embed::e5::E5Encoder::load(&model_path()).expect("load the e5 model"))
+}

@@ -20,6 +20,8 @@ enum Command {
         #[command(flatten)]
         dir: cmd::corpus::CorpusDir,
     },
+    /// Build the law bundle and strategy bundles (chunk, embed, quantise) plus manifest.json.
+    Build(Box<cmd::build::BuildArgs>),
     /// Get or inspect the local e5 embedding model.
     Model(cmd::model::ModelArgs),
     /// Embed text with the local e5 encoder (vector summary, or JSON lines with --batch).
@@ -33,6 +35,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Corpus { command, dir } => cmd::corpus::run(command, &dir),
+        Command::Build(args) => cmd::build::run(*args),
         Command::Model(args) => cmd::model::run(args),
         Command::Embed(args) => cmd::embed::run(args),
         Command::Proxy(args) => cmd::proxy::run(*args),

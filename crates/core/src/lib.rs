@@ -5,13 +5,16 @@
 //! here too as they arrive.
 
 pub mod analyzer;
+pub mod bundle;
 pub mod citations;
+pub mod engine;
 pub mod eval;
 pub mod law;
 pub mod rng;
 pub mod search;
 pub mod sentences;
 pub mod vectors;
+pub mod strategy;
 
 pub use law::{
     Law, ListItem, RefTarget, Reference, Section, Sentence, Span, Stand, StructureNode, Subsection,

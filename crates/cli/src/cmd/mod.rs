@@ -1,4 +1,5 @@
 //! One module per subcommand.
+pub mod build;
 pub mod corpus;
 pub mod embed;
 pub mod model;

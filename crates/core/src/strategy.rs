@@ -1,0 +1,195 @@
+//! The 21 chunking strategies of the paper, by the names the CLI, bundles, reports and the app use.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The finer units the derived strategies (contextual, cluster, Lumber, RAPTOR) are built from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BaseUnit {
+    /// Absätze.
+    Subsection,
+    /// Sentences.
+    Sentence,
+    /// Propositions: sentences split so each keeps its conditions and one legal consequence.
+    Proposition,
+}
+
+impl BaseUnit {
+    /// All base units in the paper's order.
+    pub const ALL: [BaseUnit; 3] = [
+        BaseUnit::Subsection,
+        BaseUnit::Sentence,
+        BaseUnit::Proposition,
+    ];
+
+    /// Name as used in strategy names.
+    pub fn name(self) -> &'static str {
+        match self {
+            BaseUnit::Subsection => "subsection",
+            BaseUnit::Sentence => "sentence",
+            BaseUnit::Proposition => "proposition",
+        }
+    }
+}
+
+/// A chunking strategy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Strategy {
+    /// Whole sections (§).
+    Section,
+    /// One base unit per indexed unit.
+    Base(BaseUnit),
+    /// Windows of `size` tokens overlapping by `overlap`, over the continuous token stream of the law.
+    Fixed {
+        /// Window length in tokens.
+        size: u16,
+        /// Tokens shared by consecutive windows.
+        overlap: u16,
+    },
+    /// The base unit with a short context prefix before embedding.
+    Contextual(BaseUnit),
+    /// k-means clusters of base-unit vectors; the centroid is indexed.
+    Cluster(BaseUnit),
+    /// Multi-unit chunks cut at predicted topic boundaries under a token budget.
+    Lumber(BaseUnit),
+    /// A tree of summary nodes above the base units; retrieval is routed through it.
+    Raptor(BaseUnit),
+}
+
+/// The window sizes of the paper's fixed strategies, `(size, overlap)`.
+pub const FIXED_WINDOWS: [(u16, u16); 5] = [(16, 4), (32, 8), (64, 16), (128, 32), (256, 64)];
+
+impl Strategy {
+    /// All 21 strategies in the paper's order.
+    pub fn all() -> Vec<Strategy> {
+        let mut all = vec![Strategy::Section];
+        all.extend(BaseUnit::ALL.map(Strategy::Base));
+        all.extend(FIXED_WINDOWS.map(|(size, overlap)| Strategy::Fixed { size, overlap }));
+        for family in [
+            Strategy::Contextual,
+            Strategy::Cluster,
+            Strategy::Lumber,
+            Strategy::Raptor,
+        ] {
+            all.extend(BaseUnit::ALL.map(family));
+        }
+        all
+    }
+
+    /// The name used everywhere: `section`, `sentence`, `fixed-64-16`, `contextual-subsection` ...
+    pub fn name(self) -> String {
+        match self {
+            Strategy::Section => "section".into(),
+            Strategy::Base(b) => b.name().into(),
+            Strategy::Fixed { size, overlap } => format!("fixed-{size}-{overlap}"),
+            Strategy::Contextual(b) => format!("contextual-{}", b.name()),
+            Strategy::Cluster(b) => format!("cluster-{}", b.name()),
+            Strategy::Lumber(b) => format!("lumber-{}", b.name()),
+            Strategy::Raptor(b) => format!("raptor-{}", b.name()),
+        }
+    }
+
+    /// One line for users choosing a strategy.
+    pub fn description(self) -> &'static str {
+        match self {
+            Strategy::Section => "Ganze Paragraphen: jeder § ein Treffer (whole sections)",
+            Strategy::Base(BaseUnit::Subsection) => {
+                "Absätze: die vom Gesetzgeber gezogenen Grenzen (subsections)"
+            }
+            Strategy::Base(BaseUnit::Sentence) => "Einzelne Sätze (sentences)",
+            Strategy::Base(BaseUnit::Proposition) => {
+                "Aussagen: Sätze nach Rechtsfolgen zerlegt (propositions)"
+            }
+            Strategy::Fixed { .. } => {
+                "Feste Token-Fenster über Paragraphengrenzen hinweg (fixed-size windows)"
+            }
+            Strategy::Contextual(_) => {
+                "Einheiten mit vorangestelltem Kontext: Gliederung und Überschrift (contextual)"
+            }
+            Strategy::Cluster(_) => {
+                "Thematische Cluster (k-means) über das ganze Gesetz (semantic clusters)"
+            }
+            Strategy::Lumber(_) => {
+                "Mehrere Einheiten bis zum nächsten Themenwechsel (Lumber-style chunks)"
+            }
+            Strategy::Raptor(_) => "Baum aus Zusammenfassungen, Suche von oben nach unten (RAPTOR)",
+        }
+    }
+
+    /// The base unit a derived strategy is built from.
+    pub fn base_unit(self) -> Option<BaseUnit> {
+        match self {
+            Strategy::Base(b)
+            | Strategy::Contextual(b)
+            | Strategy::Cluster(b)
+            | Strategy::Lumber(b)
+            | Strategy::Raptor(b) => Some(b),
+            Strategy::Section | Strategy::Fixed { .. } => None,
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// A strategy name that is not one of the 21.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown strategy {0:?}; the strategies are: {names}", names = Strategy::all().iter().map(|s| s.name()).collect::<Vec<_>>().join(", "))]
+pub struct UnknownStrategy(pub String);
+
+impl FromStr for Strategy {
+    type Err = UnknownStrategy;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Strategy::all()
+            .into_iter()
+            .find(|st| st.name() == s)
+            .ok_or_else(|| UnknownStrategy(s.to_string()))
+    }
+}
+
+/// Parses `all` or a comma-separated list of strategy names.
+pub fn parse_strategy_list(list: &str) -> Result<Vec<Strategy>, UnknownStrategy> {
+    if list.trim() == "all" {
+        return Ok(Strategy::all());
+    }
+    list.split(',').map(|s| s.trim().parse()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn there_are_21_distinct_names_that_round_trip() {
+        let all = Strategy::all();
+        assert_eq!(all.len(), 21);
+        let mut names: Vec<String> = all.iter().map(|s| s.name()).collect();
+        for (strategy, name) in all.iter().zip(&names) {
+            assert_eq!(&name.parse::<Strategy>().unwrap(), strategy);
+        }
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 21);
+        assert!(
+            names.contains(&"fixed-16-4".to_string())
+                && names.contains(&"raptor-proposition".to_string())
+        );
+    }
+
+    #[test]
+    fn lists_parse_and_unknown_names_explain_themselves() {
+        assert_eq!(
+            parse_strategy_list("section, sentence").unwrap(),
+            vec![Strategy::Section, Strategy::Base(BaseUnit::Sentence)]
+        );
+        assert_eq!(parse_strategy_list("all").unwrap().len(), 21);
+        let err = parse_strategy_list("section,paragraphs")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("unknown strategy \"paragraphs\"; the strategies are: section, subsection, sentence"), "{err}");
+    }
+}
