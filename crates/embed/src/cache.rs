@@ -461,6 +461,24 @@ mod tests {
     }
 
     #[test]
+    fn every_truncation_and_bit_flip_is_an_error() {
+        let data = sample();
+        for len in 0..data.len() {
+            assert!(
+                decode_shard("x", &data[..len]).is_err(),
+                "truncated to {len}"
+            );
+        }
+        for at in 0..data.len() {
+            for bit in 0..8 {
+                let mut d = data.clone();
+                d[at] ^= 1 << bit;
+                assert!(decode_shard("x", &d).is_err(), "bit {bit} of byte {at}");
+            }
+        }
+    }
+
+    #[test]
     fn keys_separate_model_kind_and_text() {
         let k = key(MODEL, TextKind::Query, "a");
         assert_ne!(k, key(MODEL, TextKind::Passage, "a"));

@@ -246,7 +246,8 @@ impl Container {
         let n_norm = c.u32()? as usize;
         let norm_bytes = c.u32()? as usize;
         let norm_start = c.pos;
-        let mut norm = Vec::with_capacity(n_norm);
+        // Each entry takes at least 5 bytes: never reserve more than the file could hold.
+        let mut norm = Vec::with_capacity(n_norm.min(data.len() / 5));
         for _ in 0..n_norm {
             let cp = c.u32()?;
             let k = c.u8()? as usize;
