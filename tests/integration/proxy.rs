@@ -23,7 +23,7 @@ fn model() -> PathBuf {
     })
 }
 
-/// A running `paragraf proxy` on a free loopback port, stopped with SIGTERM when dropped.
+/// A running `paragraf proxy` on a free loopback port; [`Proxy::stop`] sends SIGTERM, dropping kills it.
 struct Proxy {
     child: Child,
     addr: SocketAddr,
@@ -31,10 +31,15 @@ struct Proxy {
 
 impl Proxy {
     fn start(args: &[&str]) -> Proxy {
+        Proxy::start_with_env(args, &[])
+    }
+
+    fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Proxy {
         let mut child = paragraf()
             .args(["proxy", "--bind", "127.0.0.1:0", "--model"])
             .arg(model())
             .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -105,16 +110,15 @@ fn wait_with_timeout(child: &mut Child, limit: Duration) -> std::process::ExitSt
     }
 }
 
-/// POSTs `body` to `/v1/embed`; returns status, x-cache header and the JSON body.
-fn post(addr: SocketAddr, body: &str) -> (u16, Option<String>, Value) {
+/// Sends one request (`head` without the final blank line) and returns status, head and body.
+fn exchange(addr: SocketAddr, head: &str, body: &str) -> (u16, String, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
     write!(
         stream,
-        "POST /v1/embed HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\n\r\n{body}",
+        "{head}\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
     .unwrap();
@@ -122,18 +126,24 @@ fn post(addr: SocketAddr, body: &str) -> (u16, Option<String>, Value) {
     stream.read_to_string(&mut answer).unwrap();
     let (head, body) = answer.split_once("\r\n\r\n").expect("HTTP answer");
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    let cache = head
-        .lines()
+    (status, head.to_owned(), body.to_owned())
+}
+
+fn header(head: &str, name: &str) -> Option<String> {
+    head.lines()
         .find_map(|l| {
             l.split_once(':')
-                .filter(|(n, _)| n.eq_ignore_ascii_case("x-cache"))
+                .filter(|(n, _)| n.eq_ignore_ascii_case(name))
         })
-        .map(|(_, v)| v.trim().to_owned());
-    (
-        status,
-        cache,
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}")),
-    )
+        .map(|(_, v)| v.trim().to_owned())
+}
+
+/// POSTs `body` to `/v1/embed`; returns status, x-cache header and the JSON body.
+fn post(addr: SocketAddr, body: &str) -> (u16, Option<String>, Value) {
+    let head = "POST /v1/embed HTTP/1.1\r\nContent-Type: application/json";
+    let (status, head, body) = exchange(addr, head, body);
+    let json = serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));
+    (status, header(&head, "x-cache"), json)
 }
 
 fn floats(v: &Value) -> Vec<f32> {
@@ -232,6 +242,47 @@ fn proxy_serves_the_same_vectors_as_the_cli_and_the_library() {
         !err.contains(QUESTION) && !err.contains("Kaution"),
         "query text leaked into the log:\n{err}"
     );
+}
+
+#[test]
+fn proxy_takes_its_settings_from_the_environment() {
+    let proxy = Proxy::start_with_env(
+        &[],
+        &[
+            ("PARAGRAF_PROXY_MAX_CHARS", "12"),
+            ("PARAGRAF_PROXY_MAX_BATCH", "3"),
+            ("PARAGRAF_PROXY_BURST", "3"),
+            (
+                "PARAGRAF_PROXY_ALLOW_ORIGINS",
+                "https://a.example,https://b.example",
+            ),
+        ],
+    );
+    let (status, _, health) = exchange(proxy.addr, "GET /health HTTP/1.1", "");
+    let health: Value = serde_json::from_str(&health).unwrap();
+    assert_eq!(
+        (status, &health["max_chars"], &health["max_batch"]),
+        (200, &12.into(), &3.into())
+    );
+    let (status, _, json) = post(proxy.addr, r#"{"text": "dreizehn Zeichen"}"#);
+    assert_eq!(
+        (status, json["code"].as_str()),
+        (422, Some("text_too_long")),
+        "{json}"
+    );
+    for (origin, allowed) in [
+        ("https://a.example", true),
+        ("https://b.example", true),
+        ("https://c.example", false),
+    ] {
+        let preflight = format!(
+            "OPTIONS /v1/embed HTTP/1.1\r\nOrigin: {origin}\r\nAccess-Control-Request-Method: POST"
+        );
+        let (status, head, _) = exchange(proxy.addr, &preflight, "");
+        assert_eq!(status, if allowed { 204 } else { 403 }, "{origin}");
+        let expected = allowed.then(|| origin.to_owned());
+        assert_eq!(header(&head, "access-control-allow-origin"), expected);
+    }
 }
 
 #[test]
