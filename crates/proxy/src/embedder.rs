@@ -109,6 +109,11 @@ impl Embedder {
         };
         tokio::pin!(replies);
         loop {
+            if !self.lock().iter().any(|job| ids.contains(&job.id)) {
+                // Every text of ours is in a pass already: wait for the vectors without taking a place in the
+                // gate's queue (or a slot) that a request with work left could use.
+                return collect((&mut replies).await);
+            }
             tokio::select! {
                 // Replies first: a request whose vectors are ready should not start another pass.
                 biased;
