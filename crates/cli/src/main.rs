@@ -22,6 +22,8 @@ enum Command {
     },
     /// Build the law bundle and strategy bundles (chunk, embed, quantise) plus manifest.json.
     Build(Box<cmd::build::BuildArgs>),
+    /// Evaluate strategies on GerLayQA questions: recall, MRR, nDCG, latency, significance; report + charts.
+    Eval(Box<cmd::eval::EvalArgs>),
     /// Get or inspect the local e5 embedding model.
     Model(cmd::model::ModelArgs),
     /// Embed text with the local e5 encoder (vector summary, or JSON lines with --batch).
@@ -36,6 +38,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Corpus { command, dir } => cmd::corpus::run(command, &dir),
         Command::Build(args) => cmd::build::run(*args),
+        Command::Eval(args) => cmd::eval::run(*args),
         Command::Model(args) => cmd::model::run(args),
         Command::Embed(args) => cmd::embed::run(args),
         Command::Proxy(args) => cmd::proxy::run(*args),

@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use paragraf_embed::cache::CachedBackend;
 use paragraf_embed::e5::{E5Encoder, LongTextPolicy};
+use paragraf_embed::http::{HttpBackend, HttpConfig};
 use paragraf_embed::{model, EmbeddingBackend, TextKind};
 
 #[derive(Args)]
@@ -38,6 +39,19 @@ pub struct EmbedArgs {
     /// ~/.cache/paragraf/embeddings) and embed only texts not cached yet.
     #[arg(long, requires = "batch")]
     cache: bool,
+    /// Use an OpenAI-compatible endpoint (`POST URL/v1/embeddings`) instead of the local encoder; the API key is
+    /// read from the variable named by --api-key-env.
+    #[arg(long, value_name = "URL", requires = "http_model", conflicts_with_all = ["model", "long_text"])]
+    http_url: Option<String>,
+    /// Model name sent to the --http-url endpoint.
+    #[arg(long, value_name = "NAME", requires = "http_url")]
+    http_model: Option<String>,
+    /// With --http-url: prepend the e5 `query: ` / `passage: ` prefixes (for e5 models served over HTTP).
+    #[arg(long, requires = "http_url")]
+    e5_prefixes: bool,
+    /// With --http-url: environment variable holding the API key.
+    #[arg(long, value_name = "VAR", default_value = paragraf_embed::http::API_KEY_ENV)]
+    api_key_env: String,
     /// With --batch: use this embedding cache folder (implies --cache).
     #[arg(long, value_name = "DIR", requires = "batch")]
     cache_dir: Option<PathBuf>,
@@ -81,44 +95,65 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<()> {
         Policy::WindowAverage => LongTextPolicy::WindowAverage,
         Policy::Truncate => LongTextPolicy::Truncate,
     };
-    let path = model::resolve_model_path(args.model.as_deref())?;
-    if let Some(batch) = &args.batch {
-        let input = read_input(batch)?;
+    // Read and check the input before loading anything, so bad input fails fast.
+    let input = match (&args.batch, args.text.as_deref()) {
+        (Some(batch), _) => read_input(batch)?,
+        (None, Some("-")) => read_input(std::path::Path::new("-"))?,
+        (None, Some(t)) => t.to_string(),
+        (None, None) => unreachable!("clap requires TEXT without --batch"),
+    };
+    if args.batch.is_none() && input.trim().is_empty() {
+        bail!("the text is empty: nothing to embed");
+    }
+    let (encoder, http) = match (&args.http_url, &args.http_model) {
+        (Some(url), Some(name)) => {
+            let mut cfg = HttpConfig::new(url, name);
+            cfg.e5_prefixes = args.e5_prefixes;
+            cfg.api_key_env = args.api_key_env.clone();
+            (None, Some(HttpBackend::connect(cfg)?))
+        }
+        _ => {
+            let path = model::resolve_model_path(args.model.as_deref())?;
+            (Some(E5Encoder::load(&path)?.with_policy(policy)), None)
+        }
+    };
+    let backend: &dyn EmbeddingBackend = match (&encoder, &http) {
+        (Some(e), _) => e,
+        (None, Some(h)) => h,
+        (None, None) => unreachable!("one backend is always built"),
+    };
+    if args.batch.is_some() {
         let texts: Vec<&str> = input.lines().collect();
-        let encoder = E5Encoder::load(&path)?.with_policy(policy);
         let cache = args
             .cache_dir
             .or_else(|| args.cache.then(|| model::cache_root().join("embeddings")));
-        return embed_batch(&encoder, &texts, kind, args.json, cache);
+        return embed_batch(backend, encoder.as_ref(), &texts, kind, args.json, cache);
     }
-    let text = match args.text.as_deref() {
-        Some("-") => read_input(std::path::Path::new("-"))?,
-        Some(t) => t.to_string(),
-        None => unreachable!("clap requires TEXT without --batch"),
-    };
-    if text.trim().is_empty() {
-        bail!("the text is empty: nothing to embed");
-    }
-    let encoder = E5Encoder::load(&path)?.with_policy(policy);
-    let ids = encoder.content_ids(&text, kind);
-    let v = encoder.embed(&[&text], kind)?.remove(0);
+    let v = backend.embed(&[&input], kind)?.remove(0);
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let windows = ids.len().div_ceil(encoder.window_tokens()).max(1);
+    // Token counts exist only for the local encoder (its tokenizer); an HTTP model's are unknown here.
+    let tokens = encoder.as_ref().map(|e| {
+        let n = e.content_ids(&input, kind).len();
+        (n + 2, n.div_ceil(e.window_tokens()).max(1))
+    });
     if args.json {
-        let out = serde_json::json!({
-            "model": encoder.model_id(), "kind": kind, "dim": v.len(), "norm": norm,
-            "tokens": ids.len() + 2, "windows": windows, "vector": v,
+        let mut out = serde_json::json!({
+            "model": backend.model_id(), "kind": kind, "dim": v.len(), "norm": norm, "vector": v,
         });
+        if let Some((tokens, windows)) = tokens {
+            out["tokens"] = tokens.into();
+            out["windows"] = windows.into();
+        }
         println!("{out}");
     } else {
-        println!("model   {}", encoder.model_id());
-        println!(
-            "tokens  {} ({} window{}, prefix `{}` included)",
-            ids.len() + 2,
-            windows,
-            if windows == 1 { "" } else { "s" },
-            kind.prefix()
-        );
+        println!("model   {}", backend.model_id());
+        if let Some((tokens, windows)) = tokens {
+            let plural = if windows == 1 { "" } else { "s" };
+            println!(
+                "tokens  {tokens} ({windows} window{plural}, prefix `{}` included)",
+                kind.prefix()
+            );
+        }
         println!("dim     {}", v.len());
         println!("norm    {norm:.6}");
         let head: Vec<String> = v.iter().take(8).map(|x| format!("{x:+.5}")).collect();
@@ -128,18 +163,19 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<()> {
 }
 
 fn embed_batch(
-    encoder: &E5Encoder,
+    backend: &dyn EmbeddingBackend,
+    encoder: Option<&E5Encoder>,
     texts: &[&str],
     kind: TextKind,
     json: bool,
     cache: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     let cached = cache
-        .map(|root| CachedBackend::open(encoder, &root))
+        .map(|root| CachedBackend::open(backend, &root))
         .transpose()?;
     let backend: &dyn EmbeddingBackend = match &cached {
         Some(c) => c,
-        None => encoder,
+        None => backend,
     };
     let bar = ProgressBar::new(texts.len() as u64).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} texts  {per_sec}  ETA {eta}")
@@ -152,30 +188,37 @@ fn embed_batch(
     let (mut tokens, mut hits) = (0usize, 0usize);
     let mut out = BufWriter::new(std::io::stdout().lock());
     for chunk in texts.chunks(BATCH) {
-        let ids: Vec<Vec<u32>> = chunk.iter().map(|t| encoder.content_ids(t, kind)).collect();
-        tokens += ids.iter().map(|i| i.len() + 2).sum::<usize>();
+        // Content ids (prefix included) from the local tokenizer; none for an HTTP model.
+        let ids: Vec<Option<Vec<u32>>> = chunk
+            .iter()
+            .map(|t| encoder.map(|e| e.content_ids(t, kind)))
+            .collect();
+        tokens += ids.iter().flatten().map(|i| i.len() + 2).sum::<usize>();
         hits += cached.as_ref().map_or(0, |c| c.hits(chunk, kind));
         let vectors = backend.embed(chunk, kind)?;
         for ((ids, v), text) in ids.iter().zip(&vectors).zip(chunk) {
-            if json {
+            let full = ids.as_ref().zip(encoder).map(|(ids, e)| {
                 let mut all = Vec::with_capacity(ids.len() + 2);
-                all.push(encoder.tokenizer().bos());
+                all.push(e.tokenizer().bos());
                 all.extend_from_slice(ids);
-                all.push(encoder.tokenizer().eos());
-                writeln!(
-                    out,
-                    "{}",
-                    serde_json::json!({ "tokens": all.len(), "ids": all, "vector": v })
-                )?;
+                all.push(e.tokenizer().eos());
+                all
+            });
+            if json {
+                let row = match &full {
+                    Some(all) => {
+                        serde_json::json!({ "tokens": all.len(), "ids": all, "vector": v })
+                    }
+                    None => serde_json::json!({ "vector": v }),
+                };
+                writeln!(out, "{row}")?;
             } else {
                 let head: Vec<String> = v.iter().take(4).map(|x| format!("{x:+.4}")).collect();
                 let preview: String = text.chars().take(40).collect();
-                writeln!(
-                    out,
-                    "{:>5} tokens [{} …] {preview}",
-                    ids.len() + 2,
-                    head.join(", ")
-                )?;
+                let n = full
+                    .as_ref()
+                    .map_or(String::from("?"), |a| a.len().to_string());
+                writeln!(out, "{n:>5} tokens [{} …] {preview}", head.join(", "))?;
             }
         }
         bar.inc(chunk.len() as u64);
@@ -191,10 +234,14 @@ fn embed_batch(
         ),
         None => String::new(),
     };
-    eprintln!(
-        "embedded {} texts, {tokens} tokens in {secs:.2} s ({:.0} tokens/s){cache_note}",
-        texts.len(),
-        tokens as f64 / secs.max(1e-9)
-    );
+    let rate = if encoder.is_some() {
+        format!(
+            ", {tokens} tokens in {secs:.2} s ({:.0} tokens/s)",
+            tokens as f64 / secs.max(1e-9)
+        )
+    } else {
+        format!(" in {secs:.2} s")
+    };
+    eprintln!("embedded {} texts{rate}{cache_note}", texts.len());
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! One module per subcommand.
 pub mod build;
+pub mod chart;
 pub mod corpus;
 pub mod embed;
+pub mod eval;
 pub mod model;
 pub mod proxy;
