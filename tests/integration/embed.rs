@@ -436,3 +436,115 @@ fn cache_resumes_after_sigkill_and_embeds_only_new_texts() {
     );
     assert!(err.contains("delete it and it will be rebuilt"), "{err}");
 }
+
+/// A loopback OpenAI-style embeddings server: every input gets `[byte length, 1]`; an input `FAIL` gets a 400.
+/// Returns the base URL and the inputs it received.
+fn embeddings_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0;
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                if h.trim().is_empty() {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; len];
+            reader.read_exact(&mut body).unwrap();
+            let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            let inputs: Vec<String> = body["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap().to_string())
+                .collect();
+            log.lock().unwrap().extend(inputs.iter().cloned());
+            let (status, reply) = if inputs.iter().any(|t| t.ends_with("FAIL")) {
+                (400, r#"{"error":{"message":"input rejected"}}"#.to_string())
+            } else {
+                let data: Vec<_> = inputs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| serde_json::json!({"index": i, "embedding": [t.len() as f32, 1.0]}))
+                    .collect();
+                (200, serde_json::json!({ "data": data }).to_string())
+            };
+            let head = format!(
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                reply.len()
+            );
+            stream
+                .write_all(format!("{head}{reply}").as_bytes())
+                .unwrap();
+        }
+    });
+    (base, seen)
+}
+
+#[test]
+fn embed_through_an_openai_compatible_endpoint() {
+    let (base, seen) = embeddings_server();
+    let dir = temp_dir();
+    let file = dir.path().join("texts.txt");
+    std::fs::write(&file, "abc\nMietrecht\n").unwrap();
+    let out = run_ok(&[
+        "embed",
+        "--http-url",
+        &base,
+        "--http-model",
+        "my-model",
+        "--e5-prefixes",
+        "--query",
+        "--json",
+        "--batch",
+        file.to_str().unwrap(),
+    ]);
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // "query: abc" is 10 bytes: [10, 1] normalised.
+    let v = vector(&rows[0]);
+    assert!((v[0] - 10.0 / 101f64.sqrt()).abs() < 1e-6, "{v:?}");
+    assert_eq!(rows[1]["vector"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        seen.lock().unwrap()[1..],
+        ["query: abc".to_string(), "query: Mietrecht".to_string()]
+    );
+
+    let out = run_ok(&[
+        "embed",
+        "--http-url",
+        &base,
+        "--http-model",
+        "my-model",
+        "Eigentum",
+    ]);
+    assert!(
+        out.contains("model   my-model") && out.contains("dim     2"),
+        "{out}"
+    );
+
+    let out = run(&[
+        "embed",
+        "--http-url",
+        &base,
+        "--http-model",
+        "my-model",
+        "FAIL",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains(&format!("{base}/v1/embeddings answered HTTP 400: {{\"error\":{{\"message\":\"input rejected\"}}}}")), "{err}");
+}
