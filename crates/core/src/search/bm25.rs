@@ -15,6 +15,12 @@ use super::{Hit, TopK};
 use crate::analyzer::{Analyzer, AnalyzerConfig, Lexicon};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use thiserror::Error;
+
+/// A deserialised index whose parts do not fit together (a corrupt or foreign bundle section).
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("corrupt BM25 index: {0}")]
+pub struct Bm25FormatError(&'static str);
 
 /// BM25's free parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -33,6 +39,7 @@ impl Default for Bm25Params {
 
 /// A BM25 index; see the module docs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(try_from = "RawBm25Index")]
 pub struct Bm25Index {
     params: Bm25Params,
     analyzer: AnalyzerConfig,
@@ -50,6 +57,74 @@ pub struct Bm25Index {
     doc_len: Vec<u32>,
     /// Mean of `doc_len`.
     avg_len: f32,
+}
+
+/// The serialised form, checked into [`Bm25Index`] so that a bad bundle fails on load, not mid-query.
+#[derive(Deserialize)]
+struct RawBm25Index {
+    params: Bm25Params,
+    analyzer: AnalyzerConfig,
+    terms: Vec<String>,
+    lexicon: Vec<u32>,
+    doc_freq: Vec<u32>,
+    offsets: Vec<u32>,
+    postings: Vec<u8>,
+    doc_len: Vec<u32>,
+    avg_len: f32,
+}
+
+impl TryFrom<RawBm25Index> for Bm25Index {
+    type Error = Bm25FormatError;
+    fn try_from(raw: RawBm25Index) -> Result<Self, Bm25FormatError> {
+        let fail = |what| Err(Bm25FormatError(what));
+        let n = raw.terms.len();
+        if raw.lexicon.len() != n || raw.doc_freq.len() != n || raw.offsets.len() != n + 1 {
+            return fail("per-term vectors differ in length");
+        }
+        if !raw.terms.windows(2).all(|w| w[0] < w[1]) {
+            return fail("vocabulary not sorted");
+        }
+        if raw.offsets[0] != 0
+            || !raw.offsets.windows(2).all(|w| w[0] <= w[1])
+            || raw.offsets[n] as usize != raw.postings.len()
+        {
+            return fail("posting offsets out of order or range");
+        }
+        if !raw.avg_len.is_finite() || !raw.params.k1.is_finite() || !raw.params.b.is_finite() {
+            return fail("parameters not finite");
+        }
+        for t in 0..n {
+            let mut bytes = &raw.postings[raw.offsets[t] as usize..raw.offsets[t + 1] as usize];
+            let (mut doc, mut count) = (0u64, 0u32);
+            while !bytes.is_empty() {
+                let (Some(delta), Some(_tf)) = (
+                    read_varint_checked(&mut bytes),
+                    read_varint_checked(&mut bytes),
+                ) else {
+                    return fail("truncated posting list");
+                };
+                doc += u64::from(delta);
+                count += 1;
+                if doc >= raw.doc_len.len() as u64 {
+                    return fail("posting for a document that does not exist");
+                }
+            }
+            if count != raw.doc_freq[t] {
+                return fail("document frequency disagrees with postings");
+            }
+        }
+        Ok(Self {
+            params: raw.params,
+            analyzer: raw.analyzer,
+            terms: raw.terms,
+            lexicon: raw.lexicon,
+            doc_freq: raw.doc_freq,
+            offsets: raw.offsets,
+            postings: raw.postings,
+            doc_len: raw.doc_len,
+            avg_len: raw.avg_len,
+        })
+    }
 }
 
 impl Lexicon for Bm25Index {
@@ -261,6 +336,23 @@ fn read_varint(bytes: &mut &[u8]) -> u32 {
     }
 }
 
+/// [`read_varint`] that reports truncation or overflow instead of panicking.
+fn read_varint_checked(bytes: &mut &[u8]) -> Option<u32> {
+    let mut value = 0u32;
+    for shift in (0..35).step_by(7) {
+        let (&byte, rest) = bytes.split_first()?;
+        *bytes = rest;
+        if shift == 28 && byte & 0x70 != 0 {
+            return None;
+        }
+        value |= u32::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Some(value);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,9 +371,20 @@ mod tests {
             write_varint(&mut buf, v);
         }
         let mut bytes = buf.as_slice();
+        let mut checked = buf.as_slice();
         let back: Vec<u32> = (0..7).map(|_| read_varint(&mut bytes)).collect();
         assert_eq!(back, [0, 1, 127, 128, 300, 16_384, u32::MAX]);
         assert!(bytes.is_empty());
+        let back: Vec<u32> = (0..7)
+            .map(|_| read_varint_checked(&mut checked).unwrap())
+            .collect();
+        assert_eq!(back, [0, 1, 127, 128, 300, 16_384, u32::MAX]);
+        assert_eq!(read_varint_checked(&mut &[0x80u8][..]), None);
+        assert_eq!(read_varint_checked(&mut &[0xff, 0xff, 0xff, 0xff, 0x1f][..]), None);
+        assert_eq!(
+            read_varint_checked(&mut &[0xff, 0xff, 0xff, 0xff, 0xff, 0x01][..]),
+            None
+        );
     }
 
     #[test]

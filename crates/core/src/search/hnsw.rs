@@ -39,6 +39,11 @@ pub enum HnswError {
     Vector(#[from] VectorError),
 }
 
+/// A deserialised graph whose parts do not fit together (a corrupt or foreign bundle section).
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("corrupt HNSW graph: {0}")]
+pub struct HnswFormatError(&'static str);
+
 /// Settings for building a graph, instant-distance style: `Builder::default().ef_search(200).seed(7)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Builder {
@@ -200,11 +205,65 @@ impl Layer {
 
 /// A built graph; search it together with the vectors it was built over.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "RawHnsw")]
 pub struct Hnsw {
     settings: Builder,
     len: u32,
     entry: u32,
     layers: Vec<Layer>,
+}
+
+/// The serialised form, checked into [`Hnsw`] so that a bad bundle fails on load, not mid-query.
+#[derive(Deserialize)]
+struct RawHnsw {
+    settings: Builder,
+    len: u32,
+    entry: u32,
+    layers: Vec<Layer>,
+}
+
+impl TryFrom<RawHnsw> for Hnsw {
+    type Error = HnswFormatError;
+    fn try_from(raw: RawHnsw) -> Result<Self, HnswFormatError> {
+        let fail = |what| Err(HnswFormatError(what));
+        if raw.layers.is_empty() {
+            return fail("no layers");
+        }
+        for (i, layer) in raw.layers.iter().enumerate() {
+            let members = if i == 0 {
+                if !layer.nodes.is_empty() {
+                    return fail("layer 0 lists its nodes");
+                }
+                raw.len as usize
+            } else {
+                if !layer.nodes.windows(2).all(|w| w[0] < w[1])
+                    || layer.nodes.last().is_some_and(|&u| u >= raw.len)
+                {
+                    return fail("layer nodes unsorted or out of range");
+                }
+                layer.nodes.len()
+            };
+            if layer.offsets.len() != members + 1
+                || layer.offsets[0] != 0
+                || !layer.offsets.windows(2).all(|w| w[0] <= w[1])
+                || layer.offsets[members] as usize != layer.neighbours.len()
+            {
+                return fail("link offsets out of order or range");
+            }
+            if layer.neighbours.iter().any(|&u| u >= raw.len) {
+                return fail("link to a node that does not exist");
+            }
+        }
+        if raw.len > 0 && raw.entry >= raw.len {
+            return fail("entry point out of range");
+        }
+        Ok(Self {
+            settings: raw.settings,
+            len: raw.len,
+            entry: raw.entry,
+            layers: raw.layers,
+        })
+    }
 }
 
 impl Hnsw {
@@ -508,6 +567,13 @@ mod tests {
             back.search(&vectors, &data[7], 5).unwrap(),
             a.search(&vectors, &data[7], 5).unwrap()
         );
+        let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        value["layers"][0]["neighbours"][0] = serde_json::json!(500);
+        let err = serde_json::from_value::<Hnsw>(value).unwrap_err();
+        assert!(err.to_string().contains("does not exist"), "{err}");
+        let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        value["layers"][0]["offsets"].as_array_mut().unwrap().pop();
+        assert!(serde_json::from_value::<Hnsw>(value).is_err());
         // A node finds itself first.
         assert_eq!(a.search(&vectors, &data[7], 1).unwrap()[0].index, 7);
     }
