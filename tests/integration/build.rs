@@ -3,8 +3,10 @@
 use crate::util::{run, run_ok, shared, temp_dir};
 use paragraf_build::chunk;
 use paragraf_core::bundle::{LawBundle, StrategyBundle, VectorStore};
+use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use paragraf_core::strategy::{BaseUnit, Strategy};
 use paragraf_core::Law;
+use paragraf_embed::{EmbeddingBackend, TextKind};
 use std::sync::OnceLock;
 
 fn bgb() -> &'static Law {
@@ -133,6 +135,8 @@ fn builds_all_21_strategies_of_a_small_law() {
         "12",
         "--raptor-branching",
         "4",
+        "--hnsw-min-units",
+        "60",
     ]);
     assert!(stdout.contains("embedded "), "{stdout}");
     let manifest: serde_json::Value =
@@ -145,6 +149,7 @@ fn builds_all_21_strategies_of_a_small_law() {
         paragraf_corpus::parse_file(&xml).unwrap(),
         "law bundle round-trips losslessly"
     );
+    let law_index = LawIndex::new(law.clone());
     let bundles = manifest["bundles"].as_array().unwrap();
     assert_eq!(bundles.len(), 21);
     for entry in bundles {
@@ -176,6 +181,36 @@ fn builds_all_21_strategies_of_a_small_law() {
                 assert_eq!(tree.nodes.len(), tree.vectors.len());
             }
             _ => assert!(bundle.raptor.is_none()),
+        }
+        let expect_graph = bundle.raptor.is_none() && bundle.units.len() >= 60;
+        assert_eq!(
+            bundle.hnsw.is_some(),
+            expect_graph,
+            "{name}: {} units",
+            bundle.units.len()
+        );
+        assert_eq!(entry["hnsw"].as_bool(), Some(expect_graph));
+        // every bundle answers a query through the same engine the browser uses
+        let index = StrategyIndex::new(bundle, &law).unwrap();
+        let query = crate::util::encoder()
+            .embed(&["Menschenwürde"], TextKind::Query)
+            .unwrap()
+            .remove(0);
+        for unit_search in [UnitSearch::Exact, UnitSearch::Hnsw] {
+            let options = SearchOptions {
+                mode: Mode::Dense,
+                unit_search,
+                ..SearchOptions::default()
+            };
+            let hits = search(
+                &law_index,
+                Some(&index),
+                "Menschenwürde",
+                Some(&query),
+                &options,
+            )
+            .unwrap();
+            assert!(!hits.is_empty(), "{name}");
         }
     }
     // a second build reuses everything and lists the same files

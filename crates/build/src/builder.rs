@@ -13,6 +13,7 @@ use crate::lumber::{lumber, SimilarityDrop};
 use crate::manifest::{BundleEntry, LawEntry, Manifest};
 use crate::raptor::{self, RaptorSettings, Summarizer};
 use paragraf_core::bundle::{LawBundle, Piece, RaptorTree, StrategyBundle, Unit, VectorStore};
+use paragraf_core::search::hnsw::Builder;
 use paragraf_core::strategy::{BaseUnit, Strategy};
 use paragraf_core::vectors::Int8Vectors;
 use paragraf_core::Law;
@@ -72,8 +73,10 @@ pub struct BuildOptions {
     pub lumber_quantile: f64,
     /// Children per RAPTOR summary node (10).
     pub raptor_branching: usize,
-    /// Seed for k-means and RAPTOR (42).
+    /// Seed for k-means, RAPTOR and HNSW (42).
     pub seed: u64,
+    /// Strategies with at least this many units get an HNSW graph (10,000: below that exact search is fast).
+    pub hnsw_min_units: usize,
 }
 
 impl BuildOptions {
@@ -87,6 +90,7 @@ impl BuildOptions {
             lumber_quantile: 0.25,
             raptor_branching: 10,
             seed: 42,
+            hnsw_min_units: 10_000,
         }
     }
 }
@@ -391,6 +395,15 @@ pub fn build_strategy(
             (units, leaf_vectors)
         }
     };
+    let vectors = store(&vectors, embedder_dim(&vectors), options.precision);
+    let hnsw = match &vectors {
+        VectorStore::Int8(v) if raptor_tree.is_none() && v.len() >= options.hnsw_min_units => {
+            let builder = Builder::default().seed(options.seed);
+            params.push(("hnsw".into(), format!("{builder:?}")));
+            Some(builder.build(v))
+        }
+        _ => None,
+    };
     Ok(StrategyBundle {
         generator: GENERATOR.into(),
         strategy: name,
@@ -399,9 +412,10 @@ pub fn build_strategy(
         law_build_date: law.build_date.clone(),
         model: embedder.model_id().to_string(),
         params,
-        vectors: store(&vectors, embedder_dim(&vectors), options.precision),
+        vectors,
         units,
         raptor: raptor_tree,
+        hnsw,
     })
 }
 

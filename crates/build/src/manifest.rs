@@ -92,6 +92,9 @@ pub struct BundleEntry {
     pub units: usize,
     /// RAPTOR summary nodes (0 otherwise).
     pub summary_nodes: usize,
+    /// Whether the bundle carries an HNSW graph.
+    #[serde(default)]
+    pub hnsw: bool,
     /// Build parameters and seeds.
     pub params: Vec<(String, String)>,
     /// Build time of this strategy in seconds (chunking, embedding misses, clustering, writing).
@@ -150,6 +153,7 @@ impl BundleEntry {
             precision: precision.to_string(),
             units: bundle.units.len(),
             summary_nodes: bundle.raptor.as_ref().map_or(0, |t| t.nodes.len()),
+            hnsw: bundle.hnsw.is_some(),
             params: bundle.params.clone(),
             build_seconds,
             file: file.to_string(),

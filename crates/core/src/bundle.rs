@@ -343,6 +343,8 @@ pub struct StrategyBundle {
     pub vectors: VectorStore,
     /// RAPTOR routing tree, for `raptor-*` strategies.
     pub raptor: Option<RaptorTree>,
+    /// Approximate-search graph over the int8 vectors, for strategies with many units.
+    pub hnsw: Option<crate::search::hnsw::Hnsw>,
 }
 
 impl StrategyBundle {

@@ -65,7 +65,7 @@ pub enum UnitSearch {
     /// Scan every unit.
     #[default]
     Exact,
-    /// The bundle's HNSW graph, when it has one (falls back to exact).
+    /// The bundle's HNSW graph, when it has one (exact otherwise).
     Hnsw,
 }
 
@@ -201,6 +201,15 @@ impl StrategyIndex {
         }
         if let Some(tree) = &bundle.raptor {
             check_tree(tree, bundle.units.len()).map_err(inconsistent)?;
+        }
+        if let Some(graph) = &bundle.hnsw {
+            if graph.len() != bundle.units.len() {
+                return Err(inconsistent(format!(
+                    "HNSW graph over {} nodes for {} units",
+                    graph.len(),
+                    bundle.units.len()
+                )));
+            }
         }
         let sections =
             UnitSections::from_lists(bundle.units.iter().map(|u| u.sections.iter().copied()));

@@ -40,9 +40,12 @@ pub struct BuildArgs {
     /// Children per RAPTOR summary node.
     #[arg(long, default_value_t = 10)]
     raptor_branching: usize,
-    /// Seed for k-means and RAPTOR.
+    /// Seed for k-means, RAPTOR and HNSW.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Strategies with at least this many units also get an HNSW graph for approximate search.
+    #[arg(long, default_value_t = 10_000)]
+    hnsw_min_units: usize,
     /// Generate propositions, contexts, Lumber boundaries and RAPTOR summaries with this OpenAI-compatible chat
     /// endpoint (base URL) instead of the built-in rules.
     #[arg(long, env = "PARAGRAF_LLM_URL")]
@@ -97,6 +100,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         lumber_budget: args.lumber_budget,
         raptor_branching: args.raptor_branching,
         seed: args.seed,
+        hnsw_min_units: args.hnsw_min_units,
         ..BuildOptions::new(args.out.clone())
     };
     let progress = indicatif::MultiProgress::new();
