@@ -3,15 +3,21 @@
 //! The reference (an independent Python implementation: lowercase, split on non-alphanumerics keeping `573b`,
 //! German stopwords, Snowball German, k1 = 1.2, b = 0.75, over sections as `§ N Titel` + newline + text) gets
 //! Recall@10 = 0.123 and MRR@10 = 0.085 on the dev split; the plain analyzer must land within ±0.015 of both.
-//! The folding / decompounding variants are measured and printed for comparison.
+//! The folding / decompounding variants are measured and printed for comparison. HNSW recall is checked on
+//! text-like vectors of the real BGB sentences.
 
 use crate::util::{shared, shared_dir};
-use paragraf_core::analyzer::AnalyzerConfig;
+use paragraf_core::analyzer::{Analyzer, AnalyzerConfig};
 use paragraf_core::eval::metrics::{mean, recall_at, reciprocal_rank_at};
 use paragraf_core::eval::Question;
+use paragraf_core::rng::SplitMix64;
 use paragraf_core::search::bm25::{Bm25Index, Bm25Params};
 use paragraf_core::search::citation::cited_sections;
+use paragraf_core::search::exact::{self, QueryPrecision};
+use paragraf_core::search::hnsw;
+use paragraf_core::vectors::Int8Vectors;
 use paragraf_core::Law;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 fn bgb() -> &'static Law {
@@ -145,4 +151,106 @@ fn citation_queries_resolve_to_bgb_sections() {
     );
     assert!(designations("§ 15a InsO").is_empty());
     assert!(designations("Art. 1 GG").is_empty());
+}
+
+/// Text-like vectors from the real BGB without the encoder: TF-IDF over the analyzer's terms, projected to
+/// 384 dimensions with a seeded Gaussian matrix (Johnson–Lindenstrauss keeps the cosine structure), normalised.
+struct Projector {
+    vocabulary: HashMap<String, (usize, f32)>,
+    seed: u64,
+}
+
+impl Projector {
+    const DIM: usize = 384;
+
+    fn new(units: &[String], seed: u64) -> Self {
+        let analyzer = Analyzer::new(AnalyzerConfig::PLAIN);
+        let mut df: HashMap<String, u32> = HashMap::new();
+        for unit in units {
+            let terms: HashSet<String> = analyzer.terms(unit, None).into_iter().collect();
+            for t in terms {
+                *df.entry(t).or_insert(0) += 1;
+            }
+        }
+        let mut terms: Vec<(String, u32)> = df.into_iter().collect();
+        terms.sort();
+        let n = units.len() as f32;
+        let vocabulary = terms
+            .into_iter()
+            .enumerate()
+            .map(|(i, (t, df))| (t, (i, (n / df as f32).ln())))
+            .collect();
+        Self { vocabulary, seed }
+    }
+
+    fn project(&self, text: &str) -> Vec<f32> {
+        let mut tf: HashMap<usize, (u32, f32)> = HashMap::new();
+        for term in Analyzer::new(AnalyzerConfig::PLAIN).terms(text, None) {
+            if let Some(&(id, idf)) = self.vocabulary.get(&term) {
+                tf.entry(id).or_insert((0, idf)).0 += 1;
+            }
+        }
+        let mut v = vec![0f32; Self::DIM];
+        let mut ids: Vec<_> = tf.into_iter().collect();
+        ids.sort_by_key(|&(id, _)| id);
+        for (id, (count, idf)) in ids {
+            let mut rng =
+                SplitMix64::new(self.seed ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let weight = (1.0 + (count as f32).ln()) * idf;
+            for x in v.iter_mut() {
+                *x += weight * rng.normal() as f32;
+            }
+        }
+        let norm = v
+            .iter()
+            .map(|x| x * x)
+            .sum::<f32>()
+            .sqrt()
+            .max(f32::MIN_POSITIVE);
+        v.iter_mut().for_each(|x| *x /= norm);
+        v
+    }
+}
+
+#[test]
+fn hnsw_recall_on_bgb_sentence_vectors() {
+    let Some(questions) = dev_questions() else {
+        return;
+    };
+    let law = bgb();
+    let units: Vec<String> = law
+        .active_sections()
+        .flat_map(|(_, s)| (0..s.sentences.len()).map(move |i| s.sentence_text(i).to_string()))
+        .collect();
+    let projector = Projector::new(&units, 7);
+    let rows: Vec<Vec<f32>> = units.iter().map(|u| projector.project(u)).collect();
+    let vectors = Int8Vectors::from_f32_rows(Projector::DIM as u32, &rows).unwrap();
+    let seed = hnsw::DEFAULT_SEED;
+    let graph = hnsw::Builder::default().seed(seed).build(&vectors);
+    let queries: Vec<Vec<f32>> = questions
+        .iter()
+        .take(300)
+        .map(|q| projector.project(&q.text()))
+        .collect();
+    let (mut hits10, mut hits100) = (0, 0);
+    for q in &queries {
+        let truth = exact::search(&vectors, q, 100, QueryPrecision::Int8).unwrap();
+        let found = graph.search(&vectors, q, 100).unwrap();
+        let truth10: Vec<u32> = truth[..10].iter().map(|h| h.index).collect();
+        let truth100: Vec<u32> = truth.iter().map(|h| h.index).collect();
+        hits10 += found[..10]
+            .iter()
+            .filter(|h| truth10.contains(&h.index))
+            .count();
+        hits100 += found.iter().filter(|h| truth100.contains(&h.index)).count();
+    }
+    let recall10 = hits10 as f64 / (10 * queries.len()) as f64;
+    let recall100 = hits100 as f64 / (100 * queries.len()) as f64;
+    eprintln!(
+        "HNSW over {} BGB sentence vectors (TF-IDF projected to {}): recall@10 {recall10:.4}, recall@100 {recall100:.4} vs exact, {} dev questions, seed {seed:#x}",
+        units.len(),
+        Projector::DIM,
+        queries.len()
+    );
+    assert!(recall10 >= 0.98, "recall@10 {recall10}");
 }

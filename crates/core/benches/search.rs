@@ -159,11 +159,11 @@ fn fixed_16_4_sized() {
     let start = Instant::now();
     let mut graph = Builder::default().seed(DEFAULT_SEED).build(&vectors);
     println!(
-        "  HNSW build (M 16, ef_construction 128, seed {:#x}): {:.1} s",
+        "  HNSW build (M 16, ef_construction 200, seed {:#x}): {:.1} s",
         graph.seed(),
         start.elapsed().as_secs_f64()
     );
-    for ef in [100, 128, 200, 400] {
+    for ef in [128, 256, 384, 512] {
         graph.set_ef_search(ef);
         let hnsw_ms = time_per_query(queries, |q| {
             graph.search(&vectors, q, DEFAULT_UNIT_K).unwrap()

@@ -8,8 +8,10 @@
 //! kernels exactly as [`super::exact`] does, so recall against exact search measures the graph alone.
 //!
 //! Defaults ([`Builder::default`]): `M = 16` links per node on upper layers and `2M` on layer 0,
-//! `ef_construction = 128`, `ef_search = 128` (at least the paper's 100 candidate units), level factor
-//! `1 / ln M`, seed [`DEFAULT_SEED`]. Neighbours are chosen with the paper's heuristic (keep a candidate only if
+//! `ef_construction = 200`, `ef_search = 384`, level factor `1 / ln M`, seed [`DEFAULT_SEED`]. The search
+//! width is generous because the paper's protocol needs the top *100* units, not 10: on TF-IDF vectors of the
+//! BGB's sentences (a hard, near-orthogonal set; mean top-1 cosine 0.25) `ef_search = 128` found only 92 % of
+//! the exact top 10 and 82 % of the top 100, 256 gave 98 % / 94 %, 512 gave 99.8 % / 99.2 %. Neighbours are chosen with the paper's heuristic (keep a candidate only if
 //! it is closer to the new node than to every neighbour kept so far), which keeps clusters connected.
 
 use super::{Hit, TopK};
@@ -57,8 +59,8 @@ impl Default for Builder {
     fn default() -> Self {
         Self {
             m: 16,
-            ef_construction: 128,
-            ef_search: 128,
+            ef_construction: 200,
+            ef_search: 384,
             seed: DEFAULT_SEED,
         }
     }
@@ -545,7 +547,7 @@ mod tests {
         graph.set_ef_search(10);
         let narrow = recall(&graph);
         eprintln!(
-            "HNSW recall@10 vs exact: {full:.4} at ef_search 128, {narrow:.4} at 10 (n = {n}, dim = {dim}, seed = {seed:#x})"
+            "HNSW recall@10 vs exact: {full:.4} at ef_search 384, {narrow:.4} at 10 (n = {n}, dim = {dim}, seed = {seed:#x})"
         );
         assert!(full >= 0.98, "recall@10 {full}");
         // The data is hard enough that the search width matters.
