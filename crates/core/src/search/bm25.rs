@@ -380,7 +380,10 @@ mod tests {
             .collect();
         assert_eq!(back, [0, 1, 127, 128, 300, 16_384, u32::MAX]);
         assert_eq!(read_varint_checked(&mut &[0x80u8][..]), None);
-        assert_eq!(read_varint_checked(&mut &[0xff, 0xff, 0xff, 0xff, 0x1f][..]), None);
+        assert_eq!(
+            read_varint_checked(&mut &[0xff, 0xff, 0xff, 0xff, 0x1f][..]),
+            None
+        );
         assert_eq!(
             read_varint_checked(&mut &[0xff, 0xff, 0xff, 0xff, 0xff, 0x01][..]),
             None
