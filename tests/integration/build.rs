@@ -266,3 +266,138 @@ fn unknown_strategies_and_corrupt_manifests_are_explained() {
     assert!(!out.status.success());
     assert!(stderr.contains("not a Paragraf manifest"), "{stderr}");
 }
+
+/// A minimal OpenAI-compatible chat endpoint on 127.0.0.1 that answers each prompt kind deterministically,
+/// fails the first request with 503 (to exercise retries) and counts the requests it answered.
+fn fake_llm() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let answered = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = answered.clone();
+    std::thread::spawn(move || {
+        let mut seen = 0usize;
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            seen += 1;
+            if seen == 1 {
+                let _ = stream.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                continue;
+            }
+            let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            let system = request["messages"][0]["content"].as_str().unwrap();
+            let user = request["messages"][1]["content"].as_str().unwrap();
+            let content = if system.starts_with("Zerlege") {
+                let parts: Vec<String> =
+                    user.split(" und ").map(|p| p.trim().to_string()).collect();
+                serde_json::to_string(&parts).unwrap()
+            } else if system.starts_with("Hier ist ein Paragraph") {
+                "Kontext aus dem Modell:".to_string()
+            } else if system.starts_with("Hier sind aufeinanderfolgende") {
+                "0".to_string()
+            } else {
+                format!("Zusammenfassung von {} Zeichen", user.len())
+            };
+            let answer = serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]}).to_string();
+            let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}", answer.len());
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    (url, answered)
+}
+
+#[test]
+fn llm_generator_is_recorded_cached_and_resumable() {
+    use std::sync::atomic::Ordering;
+    let dir = temp_dir();
+    let xml = small_law(dir.path(), 8);
+    let out = dir.path().join("bundles");
+    let cache = dir.path().join("llm-cache");
+    let (url, answered) = fake_llm();
+    let model = crate::util::model_path();
+    let args = [
+        "build",
+        "--law",
+        xml.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+        "--strategies",
+        "proposition,contextual-sentence,lumber-sentence,raptor-sentence",
+        "--llm-url",
+        &url,
+        "--llm-model",
+        "fake-model",
+        "--llm-cache",
+        cache.to_str().unwrap(),
+        "--raptor-branching",
+        "3",
+    ];
+    run_ok(&args);
+    let first = answered.load(Ordering::SeqCst);
+    assert!(first > 5, "the endpoint was asked {first} times");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    for entry in manifest["bundles"].as_array().unwrap() {
+        assert_eq!(
+            entry["producer"]["Llm"]["model"], "fake-model",
+            "{}",
+            entry["strategy"]
+        );
+    }
+    let contextual = manifest["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["strategy"] == "contextual-sentence")
+        .unwrap();
+    let bundle = StrategyBundle::from_bytes(
+        &std::fs::read(out.join(contextual["file"].as_str().unwrap())).unwrap(),
+    )
+    .unwrap();
+    assert!(matches!(
+        bundle.producer,
+        paragraf_core::bundle::Producer::Llm { .. }
+    ));
+    // a rebuild is served entirely from the response cache
+    run_ok(&args);
+    assert_eq!(
+        answered.load(Ordering::SeqCst),
+        first,
+        "no new requests on a rebuild"
+    );
+    // a dead endpoint with an empty cache fails with a message naming it
+    let failed = run(&[
+        "build",
+        "--law",
+        xml.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+        "--strategies",
+        "proposition",
+        "--llm-url",
+        "http://127.0.0.1:9",
+        "--llm-cache",
+        dir.path().join("empty").to_str().unwrap(),
+    ]);
+    assert!(!failed.status.success());
+    assert!(String::from_utf8_lossy(&failed.stderr)
+        .contains("language model endpoint http://127.0.0.1:9/v1/chat/completions"));
+}
