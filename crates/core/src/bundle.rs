@@ -136,13 +136,17 @@ pub fn read_header(kind: BundleKind, bytes: &[u8]) -> Result<Header, BundleError
 
 /// The same framing (magic, version, length, checksum) for Paragraf's other files, e.g. cache entries.
 pub fn encode_framed<T: Serialize>(magic: &[u8; 8], value: &T) -> Vec<u8> {
-    let payload = postcard::to_allocvec(value).expect("bundle types always serialise");
+    frame_payload(magic, &postcard::to_allocvec(value).expect("bundle types always serialise"))
+}
+
+/// Puts the header (magic, current version, length, checksum) before an already serialised payload.
+pub fn frame_payload(magic: &[u8; 8], payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(magic);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    out.extend_from_slice(&payload);
+    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out.extend_from_slice(payload);
     out
 }
 
