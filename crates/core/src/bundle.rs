@@ -410,7 +410,7 @@ mod tests {
         );
         assert_eq!(
             error(&good[..good.len() - 2]),
-            "bundle is truncated: the header announces 9 payload bytes but 7 are present. Most likely the download was interrupted: reload, or rebuild with `paragraf build`"
+            "bundle is truncated: the header announces 8 payload bytes but 6 are present. Most likely the download was interrupted: reload, or rebuild with `paragraf build`"
         );
         assert_eq!(
             error(b"<!DOCTYPE html><html>"),
