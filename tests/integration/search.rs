@@ -254,3 +254,34 @@ fn hnsw_recall_on_bgb_sentence_vectors() {
     );
     assert!(recall10 >= 0.98, "recall@10 {recall10}");
 }
+
+#[test]
+fn decompounding_against_the_bgb_lexicon() {
+    let law = bgb();
+    let docs: Vec<String> = law
+        .active_sections()
+        .map(|(_, s)| format!("{} {}\n{}", s.designation, s.title, s.text))
+        .collect();
+    let index = Bm25Index::build(&docs, AnalyzerConfig::default(), Bm25Params::default());
+    for (word, parts) in [
+        ("Mietminderung", &["miet", "minder"][..]),
+        ("Nachbesserungsfrist", &["nachbesser", "frist"][..]),
+        ("Maengelanzeige", &["mangel", "anzeig"][..]),
+        ("Mieterhöhung", &["miet", "erhoh"][..]),
+        ("Wohnungseigentümer", &["wohnung", "eigentum"][..]),
+        ("Kündigungsfrist", &["kundig", "frist"][..]),
+    ] {
+        let terms = index.query_terms(word);
+        for part in parts {
+            assert!(
+                terms.iter().any(|t| t == part),
+                "{word}: {terms:?} lacks {part}"
+            );
+        }
+    }
+    // The compound and the phrase now find the same section first.
+    let compound = index.search("Mietminderung wegen Mängeln", 1)[0].index as usize;
+    let phrase = index.search("Minderung der Miete wegen Mängeln", 1)[0].index as usize;
+    let designation = |i: usize| &law.sections[law.active_sections().nth(i).unwrap().0].designation;
+    assert_eq!(designation(compound), designation(phrase));
+}
