@@ -49,7 +49,7 @@ pub enum Generator {
     /// Deterministic built-in rules.
     Builtin,
     /// An OpenAI-compatible chat model.
-    Llm(LlmClient),
+    Llm(Box<LlmClient>),
 }
 
 impl Generator {

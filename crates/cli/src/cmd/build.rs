@@ -80,7 +80,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
     let encoder = E5Encoder::load(&model_path)?;
     let mut generator = match &args.llm_url {
         None => Generator::Builtin,
-        Some(url) => Generator::Llm(LlmClient::new(LlmConfig {
+        Some(url) => Generator::Llm(Box::new(LlmClient::new(LlmConfig {
             base_url: url.clone(),
             model: args.llm_model.clone(),
             api_key_env: args.llm_key_env.clone(),
@@ -89,7 +89,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
                 .clone()
                 .unwrap_or_else(|| paragraf_embed::model::cache_root().join("llm")),
             retries: 4,
-        })?),
+        })?)),
     };
     let options = BuildOptions {
         precision: match args.precision {

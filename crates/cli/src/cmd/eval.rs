@@ -118,6 +118,12 @@ enum AggregationArg {
     Mean,
 }
 
+/// A per-question metric: `(ranking, gold) -> score`, `None` when undefined (empty gold).
+type Metric<'a> = dyn Fn(&[u32], &[u32]) -> Option<f64> + 'a;
+
+/// Picks a chart bar from a report row (or skips the row).
+type BarOf<'a> = Box<dyn Fn(&Row) -> Option<Bar> + 'a>;
+
 /// Cut-offs reported.
 const RECALL_AT: [usize; 5] = [1, 5, 10, 25, 100];
 
@@ -422,16 +428,16 @@ fn evaluate(
         .collect::<Result<_>>()?;
     let mut latencies = Vec::with_capacity(texts.len() * args.runs);
     for _ in 0..args.runs.max(1) {
-        for i in 0..texts.len() {
+        for (i, text) in texts.iter().enumerate() {
             let started = Instant::now();
-            let hits = search(law, strategy, &texts[i], vector(i), &options)?;
+            let hits = search(law, strategy, text, vector(i), &options)?;
             latencies.push(started.elapsed().as_secs_f64() * 1e3);
             std::hint::black_box(hits);
         }
     }
     latencies.sort_by(f64::total_cmp);
     let pct = |q: f64| latencies[((latencies.len() - 1) as f64 * q).round() as usize];
-    let mean_of = |f: &dyn Fn(&[u32], &[u32]) -> Option<f64>| {
+    let mean_of = |f: &Metric| {
         let scores: Vec<f64> = rankings
             .iter()
             .zip(gold)
@@ -558,7 +564,7 @@ fn write_report(report: &Report, out: &Path) -> Result<()> {
     )?;
     std::fs::write(out.join("report.md"), markdown(report))?;
     let label = |r: &Row| format!("{} ({})", r.strategy, r.mode);
-    let charts: [(&str, &str, Box<dyn Fn(&Row) -> Option<Bar>>); 4] = [
+    let charts: [(&str, &str, BarOf); 4] = [
         (
             "recall10.svg",
             "Recall@10 (95 % bootstrap CI)",
@@ -605,7 +611,7 @@ fn write_report(report: &Report, out: &Path) -> Result<()> {
         ),
     ];
     for (file, title, bar) in charts {
-        let bars: Vec<Bar> = report.rows.iter().filter_map(|r| bar(r)).collect();
+        let bars: Vec<Bar> = report.rows.iter().filter_map(&bar).collect();
         std::fs::write(out.join(file), bar_chart(title, &bars))?;
     }
     Ok(())
