@@ -95,18 +95,13 @@ pub fn sections(law: &Law) -> Vec<Chunk> {
         .collect()
 }
 
-/// One chunk per Absatz (without its `(1)` label).
+/// One chunk per Absatz (without its `(1)` label); repealed Absätze (no sentences) are skipped.
 pub fn subsections(law: &Law) -> Vec<Chunk> {
     let mut out = Vec::new();
     for (i, s) in law.active_sections() {
-        for sub in &s.subsections {
-            let label = sub.label.as_ref().map_or(0, |l| l.len() + 3);
-            let span = Span {
-                start: sub.span.start + label as u32,
-                end: sub.span.end,
-            };
-            if span.start < span.end {
-                out.push(Chunk::slice(law, i, span));
+        for (j, sub) in s.subsections.iter().enumerate() {
+            if !sub.sentences.is_empty() {
+                out.push(Chunk::slice(law, i, s.subsection_body(j)));
             }
         }
     }

@@ -127,7 +127,7 @@ mod tests {
         let a = vec![1.0, 0.0];
         let b = vec![0.0, 1.0];
         let vectors = vec![a.clone(), a.clone(), a, b.clone(), b];
-        let mut predictor = SimilarityDrop::new(&vectors, 0.25);
+        let mut predictor = SimilarityDrop::new(&vectors, 0.5);
         assert_eq!(predictor.next_start(&[0, 1, 2, 3, 4]), 3);
         assert_eq!(boundaries(&[1; 5], 100, &mut predictor), vec![0..3, 3..5]);
     }

@@ -186,6 +186,18 @@ impl Section {
         self.slice(self.subsections[index].span)
     }
 
+    /// The span of Absatz `index` without its `(1)` label.
+    pub fn subsection_body(&self, index: usize) -> Span {
+        let sub = &self.subsections[index];
+        let label = sub.label.as_ref().map_or(0, |l| l.len() + 2);
+        let text = &self.text[sub.span.start as usize + label..sub.span.end as usize];
+        let start = sub.span.end as usize - text.trim_start().len();
+        Span {
+            start: start as u32,
+            end: sub.span.end,
+        }
+    }
+
     /// Text of sentence `index` (S1 is index 0).
     pub fn sentence_text(&self, index: usize) -> &str {
         self.slice(self.sentences[index].span)

@@ -367,7 +367,13 @@ fn assemble(section: &mut Section, paragraphs: Vec<Flat>) {
         let end = section.text.len();
         let body_start = start + label.as_ref().map_or(0, |l| l.len() + 2);
         let first_sentence = section.sentences.len() as u32;
-        for range in split_sentences(&section.text[body_start..end]) {
+        // A repealed Absatz (`(3) (weggefallen)`) keeps its place and text but has no sentences.
+        let body = if is_repealed_marker(&section.text[body_start..end]) {
+            ""
+        } else {
+            &section.text[body_start..end]
+        };
+        for range in split_sentences(body) {
             section.sentences.push(Sentence {
                 span: Span::new(range.start + body_start..range.end + body_start),
                 subsection,
@@ -390,7 +396,7 @@ fn subsection_label(text: &str) -> Option<String> {
     let valid = digits > 0
         && label.len() - digits <= 1
         && label[digits..].bytes().all(|b| b.is_ascii_lowercase());
-    (valid && rest[close + 1..].starts_with(' ')).then(|| label.to_string())
+    (valid && rest[close + 1..].starts_with([' ', '('])).then(|| label.to_string())
 }
 
 /// One block of section markup flattened to text, with its enumeration items.
@@ -509,13 +515,18 @@ mod tests {
     #[test]
     fn lists_and_continuation_text() {
         let xml = format!(
-            "{HEAD}<norm><metadaten><jurabk>TG</jurabk><enbez>§ 1</enbez><titel>Liste</titel></metadaten><textdaten><text><Content><P>(1) Berechtigt sind: <DL><DT>1.</DT><DD><LA>der Mann,</LA></DD><DT>2.</DT><DD><LA>das Kind.</LA></DD></DL>Die Anfechtung nach Satz 1 ist möglich.</P><P>(2) Zweiter Absatz.<FnR ID=\"x\"/></P></Content></text></textdaten></norm></dokumente>"
+            "{HEAD}<norm><metadaten><jurabk>TG</jurabk><enbez>§ 1</enbez><titel>Liste</titel></metadaten><textdaten><text><Content><P>(1) Berechtigt sind: <DL><DT>1.</DT><DD><LA>der Mann,</LA></DD><DT>2.</DT><DD><LA>das Kind.</LA></DD></DL>Die Anfechtung nach Satz 1 ist möglich.</P><P>(2) Zweiter Absatz.<FnR ID=\"x\"/></P><P>(3)(weggefallen)</P></Content></text></textdaten></norm></dokumente>"
         );
         let law = law(&xml);
         let s = &law.sections[0];
-        assert_eq!(s.text, "(1) Berechtigt sind:\n1. der Mann,\n2. das Kind.\nDie Anfechtung nach Satz 1 ist möglich.\n(2) Zweiter Absatz.");
-        assert_eq!(s.subsections.len(), 2);
+        assert_eq!(s.text, "(1) Berechtigt sind:\n1. der Mann,\n2. das Kind.\nDie Anfechtung nach Satz 1 ist möglich.\n(2) Zweiter Absatz.\n(3)(weggefallen)");
+        assert_eq!(s.subsections.len(), 3);
         assert_eq!(s.sentences.len(), 3);
+        assert_eq!(s.subsections[2].label.as_deref(), Some("3"));
+        assert!(
+            s.subsections[2].sentences.is_empty(),
+            "a repealed Absatz has no sentences"
+        );
         assert_eq!(
             s.sentence_text(0),
             "Berechtigt sind:\n1. der Mann,\n2. das Kind."
