@@ -5,7 +5,19 @@ mod cmd;
 
 /// Private, offline search over German statutory law.
 #[derive(Parser)]
-#[command(name = "paragraf", version, about, long_about = None)]
+#[command(
+    name = "paragraf",
+    version,
+    about = "Private, offline search over German statutory law",
+    long_about = "Private, offline search over German statutory law.\n\n\
+Typical workflow:\n  \
+paragraf model fetch                         get the multilingual-e5-small model (once)\n  \
+paragraf corpus stats BGB                    parse the official XML and check what was read\n  \
+paragraf build --law BGB --out out/bundles   chunk, embed and write the bundles the app loads\n  \
+paragraf eval --bundles out/bundles          compare strategies on GerLayQA questions\n  \
+paragraf proxy --allow-origin https://…      serve query embeddings to the browser app\n\n\
+Laws given by abbreviation are read from --corpus-dir (PARAGRAF_CORPUS)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
