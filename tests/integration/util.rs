@@ -15,7 +15,11 @@ pub fn shared_dir() -> PathBuf {
 /// A file under the shared data folder; panics with a clear message when it is missing.
 pub fn shared(rel: &str) -> PathBuf {
     let path = shared_dir().join(rel);
-    assert!(path.exists(), "missing shared data {} (set PARAGRAF_SHARED)", path.display());
+    assert!(
+        path.exists(),
+        "missing shared data {} (set PARAGRAF_SHARED)",
+        path.display()
+    );
     path
 }
 
@@ -24,9 +28,15 @@ pub fn temp_dir() -> tempfile::TempDir {
     tempfile::tempdir().expect("create temp dir")
 }
 
-/// The `paragraf` binary built for this test run.
+/// The `paragraf` binary built for this test run. Its embedding cache lives under the target folder, so tests
+/// neither read nor fill the user's cache.
 pub fn paragraf() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_paragraf"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_paragraf"));
+    command.env(
+        "PARAGRAF_EMBEDDING_CACHE",
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("embedding-cache"),
+    );
+    command
 }
 
 /// Runs the CLI with `args`, returning its output (whatever the exit code).
@@ -61,5 +71,7 @@ pub fn model_path() -> PathBuf {
 /// The real encoder, loaded once per test run.
 pub fn encoder() -> &'static paragraf_embed::e5::E5Encoder {
     static ENCODER: std::sync::OnceLock<paragraf_embed::e5::E5Encoder> = std::sync::OnceLock::new();
-    ENCODER.get_or_init(|| paragraf_embed::e5::E5Encoder::load(&model_path()).expect("load the e5 model"))
+    ENCODER.get_or_init(|| {
+        paragraf_embed::e5::E5Encoder::load(&model_path()).expect("load the e5 model")
+    })
 }
