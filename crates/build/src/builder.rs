@@ -243,8 +243,9 @@ pub fn build(
         &format!("{}.law", law.abbreviation),
         &law_bytes,
     )?;
-    manifest.upsert_law(LawEntry::new(law, &law_file, &law_bytes));
+    let replaced = manifest.upsert_law(LawEntry::new(law, &law_file, &law_bytes));
     manifest.save(&options.out)?;
+    remove_superseded(&options.out, replaced, &law_file);
     let mut report = BuildReport::default();
     for &strategy in strategies {
         let t0 = Instant::now();
@@ -257,13 +258,9 @@ pub fn build(
             &bytes,
         )?;
         let entry = BundleEntry::new(&bundle, strategy, &file, &bytes, seconds);
-        if let Some(old) = manifest.upsert_bundle(entry) {
-            if old != file {
-                // the previous build of this strategy is superseded; its content-hashed file is no longer listed
-                let _ = std::fs::remove_file(options.out.join(old));
-            }
-        }
+        let replaced = manifest.upsert_bundle(entry);
         manifest.save(&options.out)?;
+        remove_superseded(&options.out, replaced, &file);
         report.strategies.push((
             strategy.name(),
             bundle.units.len(),
@@ -525,6 +522,17 @@ fn extractive_label(law: &Law, sections: &[u32]) -> String {
         .take(5)
         .collect();
     format!("{}: {}", designations.join(", "), titles.join("; "))
+}
+
+/// Deletes the file a rebuilt bundle replaced, once the saved manifest no longer lists it.
+fn remove_superseded(dir: &Path, replaced: Option<String>, current: &str) {
+    if let Some(old) = replaced.filter(|old| old != current) {
+        match std::fs::remove_file(dir.join(&old)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => eprintln!("warning: could not remove the superseded bundle {old}: {e}"),
+        }
+    }
 }
 
 /// Writes `bytes` atomically as `<stem>.<hash16>.pgb` and returns the file name.

@@ -195,11 +195,16 @@ impl Manifest {
         std::fs::rename(&tmp, &path).map_err(io)
     }
 
-    /// Adds or replaces the law's entry.
-    pub fn upsert_law(&mut self, entry: LawEntry) {
-        self.laws.retain(|l| l.law != entry.law);
+    /// Adds or replaces the law's entry, returning the file name it replaced.
+    pub fn upsert_law(&mut self, entry: LawEntry) -> Option<String> {
+        let old = self
+            .laws
+            .iter()
+            .position(|l| l.law == entry.law)
+            .map(|i| self.laws.remove(i).file);
         self.laws.push(entry);
         self.laws.sort_by(|a, b| a.law.cmp(&b.law));
+        old
     }
 
     /// Adds or replaces the (law, strategy) entry, returning the file name it replaced.
