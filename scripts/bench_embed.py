@@ -49,7 +49,7 @@ def main():
         for i in range(0, len(texts), 64):
             ref.passage(texts[i : i + 64])
         ref_rates.append(tokens / (time.perf_counter() - t0))
-        out = subprocess.run([a.paragraf, "embed", "--batch", path, "--model", a.model],
+        out = subprocess.run([a.paragraf, "embed", "--batch", path, "--model", a.model, "--long-text", "window-average"],
                              capture_output=True, text=True, check=True)
         m = re.search(r"embedded \d+ texts, (\d+) tokens in ([0-9.]+) s", out.stderr)
         assert m and int(m.group(1)) == tokens, f"unexpected report: {out.stderr}"

@@ -142,7 +142,8 @@ def paragraf_embed(binary, model, texts, query, extra=()):
         f.write("\n".join(texts) + "\n")
         name = f.name
     try:
-        args = [binary, "embed", "--batch", name, "--json", "--model", model, *extra]
+        # the reference averages 510-token windows of long texts: ask for the same policy (Paragraf truncates by default)
+        args = [binary, "embed", "--batch", name, "--json", "--model", model, "--long-text", "window-average", *extra]
         if query:
             args.append("--query")
         out = subprocess.run(args, check=True, capture_output=True, text=True).stdout

