@@ -11,7 +11,8 @@ fn bgb() -> &'static Law {
 }
 
 fn section(law: &Law, designation: &str) -> usize {
-    law.find_section(designation).unwrap_or_else(|| panic!("{designation} missing"))
+    law.find_section(designation)
+        .unwrap_or_else(|| panic!("{designation} missing"))
 }
 
 #[test]
@@ -33,11 +34,17 @@ fn bgb_section_counts_are_pinned() {
 fn bgb_structure_and_units_match_the_paper() {
     let law = bgb();
     let s535 = section(law, "§ 535");
-    assert_eq!(law.path_label(s535), "Buch 2 > Abschnitt 8 > Titel 5 > Untertitel 1");
+    assert_eq!(
+        law.path_label(s535),
+        "Buch 2 > Abschnitt 8 > Titel 5 > Untertitel 1"
+    );
     let s = &law.sections[s535];
     assert_eq!(s.title, "Inhalt und Hauptpflichten des Mietvertrags");
     assert_eq!((s.subsections.len(), s.sentences.len()), (2, 4));
-    assert_eq!(s.sentence_text(3), "Der Mieter ist verpflichtet, dem Vermieter die vereinbarte Miete zu entrichten.");
+    assert_eq!(
+        s.sentence_text(3),
+        "Der Mieter ist verpflichtet, dem Vermieter die vereinbarte Miete zu entrichten."
+    );
     assert_eq!(s.subsections[1].sentences, 3..4);
     assert_eq!(law.sections[section(law, "§ 433")].subsections.len(), 2);
     assert_eq!(law.sections[section(law, "§ 1")].sentences.len(), 1);
@@ -49,17 +56,33 @@ fn every_unit_is_a_valid_slice_of_its_section() {
     let law = bgb();
     for (_, s) in law.active_sections() {
         for sub in &s.subsections {
-            assert!(s.text.is_char_boundary(sub.span.start as usize) && s.text.is_char_boundary(sub.span.end as usize));
+            assert!(
+                s.text.is_char_boundary(sub.span.start as usize)
+                    && s.text.is_char_boundary(sub.span.end as usize)
+            );
             for i in sub.sentences.clone() {
                 let sentence = s.sentences[i as usize];
-                assert!(sub.span.contains(sentence.span), "{}: sentence {i} outside its Absatz", s.designation);
+                assert!(
+                    sub.span.contains(sentence.span),
+                    "{}: sentence {i} outside its Absatz",
+                    s.designation
+                );
                 assert!(!s.slice(sentence.span).trim().is_empty());
             }
         }
-        let counted: u32 = s.subsections.iter().map(|sub| sub.sentences.end - sub.sentences.start).sum();
+        let counted: u32 = s
+            .subsections
+            .iter()
+            .map(|sub| sub.sentences.end - sub.sentences.start)
+            .sum();
         assert_eq!(counted as usize, s.sentences.len(), "{}", s.designation);
         for item in &s.list_items {
-            assert!(s.slice(item.span).starts_with(&item.label), "{}: {:?}", s.designation, item);
+            assert!(
+                s.slice(item.span).starts_with(&item.label),
+                "{}: {:?}",
+                s.designation,
+                item
+            );
         }
         for reference in &s.references {
             for target in &reference.targets {
@@ -68,7 +91,12 @@ fn every_unit_is_a_valid_slice_of_its_section() {
                 }
             }
         }
-        assert!(!s.text.contains('<') || s.text.contains("< "), "{}: markup leaked: {}", s.designation, s.text);
+        assert!(
+            !s.text.contains('<') || s.text.contains("< "),
+            "{}: markup leaked: {}",
+            s.designation,
+            s.text
+        );
     }
 }
 
@@ -81,22 +109,39 @@ fn bgb_references_resolve() {
         .iter()
         .flat_map(|r| &r.targets)
         .filter_map(|t| match t {
-            RefTarget::Section { section, .. } => Some(law.sections[*section as usize].designation.as_str()),
+            RefTarget::Section { section, .. } => {
+                Some(law.sections[*section as usize].designation.as_str())
+            }
             _ => None,
         })
         .collect();
-    for expected in ["§ 439", "§ 440", "§ 323", "§ 326", "§ 441", "§ 280", "§ 281", "§ 283", "§ 311a", "§ 284"] {
-        assert!(cited.contains(&expected), "§ 437 should cite {expected}: {cited:?}");
+    for expected in [
+        "§ 439", "§ 440", "§ 323", "§ 326", "§ 441", "§ 280", "§ 281", "§ 283", "§ 311a", "§ 284",
+    ] {
+        assert!(
+            cited.contains(&expected),
+            "§ 437 should cite {expected}: {cited:?}"
+        );
     }
     // § 549 Abs. 1 cites the range §§ 535 bis 548: every section in it, in order
     let s549 = &law.sections[section(law, "§ 549")];
-    let range = s549.references.iter().find(|r| s549.slice(r.span) == "§§ 535 bis 548").expect("range citation");
-    assert_eq!(range.targets.len(), section(law, "§ 548") - section(law, "§ 535") + 1);
+    let range = s549
+        .references
+        .iter()
+        .find(|r| s549.slice(r.span) == "§§ 535 bis 548")
+        .expect("range citation");
+    assert_eq!(
+        range.targets.len(),
+        section(law, "§ 548") - section(law, "§ 535") + 1
+    );
     // external citations keep the other law (§ 1984: `§§ 81 und 82 der Insolvenzordnung`)
     let s1984 = &law.sections[section(law, "§ 1984")];
     let external: Vec<&RefTarget> = s1984.references.iter().flat_map(|r| &r.targets).collect();
     assert!(
-        external.contains(&&RefTarget::External { law: "der Insolvenzordnung".into(), designation: "§ 82".into() }),
+        external.contains(&&RefTarget::External {
+            law: "der Insolvenzordnung".into(),
+            designation: "§ 82".into()
+        }),
         "{external:?}"
     );
 }
@@ -104,7 +149,8 @@ fn bgb_references_resolve() {
 #[test]
 fn dev_gold_sections_are_covered() {
     let path = shared("eval/gerlayqa/bgb_dev.json");
-    let questions: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let questions: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let law = bgb();
     let (mut found, mut total, mut missing) = (0, 0, Vec::new());
     for q in &questions {
@@ -120,33 +166,88 @@ fn dev_gold_sections_are_covered() {
     let coverage = found as f64 / total as f64;
     missing.sort();
     missing.dedup();
-    eprintln!("dev gold coverage: {found}/{total} = {:.2} %; missing: {missing:?}", coverage * 100.0);
+    eprintln!(
+        "dev gold coverage: {found}/{total} = {:.2} %; missing: {missing:?}",
+        coverage * 100.0
+    );
     assert!(coverage > 0.995, "coverage {coverage}");
 }
 
 #[test]
 fn all_shared_laws_parse_via_the_cli() {
-    for (law, designation) in [("BGB", "§ 535"), ("StGB", "§ 242"), ("ZPO", "§ 253"), ("HGB", "§ 1"), ("GG", "Art. 1")] {
-        let stats: serde_json::Value = serde_json::from_str(&run_ok(&["corpus", "stats", law, "--json", "--corpus-dir", shared("corpus").to_str().unwrap()])).unwrap();
+    for (law, designation) in [
+        ("BGB", "§ 535"),
+        ("StGB", "§ 242"),
+        ("ZPO", "§ 253"),
+        ("HGB", "§ 1"),
+        ("GG", "Art. 1"),
+    ] {
+        let stats: serde_json::Value = serde_json::from_str(&run_ok(&[
+            "corpus",
+            "stats",
+            law,
+            "--json",
+            "--corpus-dir",
+            shared("corpus").to_str().unwrap(),
+        ]))
+        .unwrap();
         assert_eq!(stats["abbreviation"], law);
-        assert!(stats["sections_active"].as_u64().unwrap() > 100, "{law}: {stats}");
+        assert!(
+            stats["sections_active"].as_u64().unwrap() > 100,
+            "{law}: {stats}"
+        );
         assert!(stats["sentences"].as_u64().unwrap() > stats["sections_active"].as_u64().unwrap());
-        let shown: serde_json::Value = serde_json::from_str(&run_ok(&["corpus", "show", law, designation, "--json", "--corpus-dir", shared("corpus").to_str().unwrap()])).unwrap();
+        let shown: serde_json::Value = serde_json::from_str(&run_ok(&[
+            "corpus",
+            "show",
+            law,
+            designation,
+            "--json",
+            "--corpus-dir",
+            shared("corpus").to_str().unwrap(),
+        ]))
+        .unwrap();
         assert_eq!(shown["designation"], designation);
     }
-    let gg: serde_json::Value = serde_json::from_str(&run_ok(&["corpus", "show", shared("corpus/GG.xml").to_str().unwrap(), "Art. 20a", "--json"])).unwrap();
-    assert_eq!(gg["url"], "https://www.gesetze-im-internet.de/gg/art_20a.html");
+    let gg: serde_json::Value = serde_json::from_str(&run_ok(&[
+        "corpus",
+        "show",
+        shared("corpus/GG.xml").to_str().unwrap(),
+        "Art. 20a",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(
+        gg["url"],
+        "https://www.gesetze-im-internet.de/gg/art_20a.html"
+    );
     // GG articles carry no headings in the official XML; the text is there
-    assert!(gg["subsections"][0]["sentences"][0][1].as_str().unwrap().contains("Lebensgrundlagen"), "{gg}");
+    assert!(
+        gg["subsections"][0]["sentences"][0][1]
+            .as_str()
+            .unwrap()
+            .contains("Lebensgrundlagen"),
+        "{gg}"
+    );
 }
 
 #[test]
 fn show_prints_sentences_and_references() {
-    let out = run_ok(&["corpus", "show", shared("corpus/BGB.xml").to_str().unwrap(), "§ 535"]);
+    let out = run_ok(&[
+        "corpus",
+        "show",
+        shared("corpus/BGB.xml").to_str().unwrap(),
+        "§ 535",
+    ]);
     assert!(out.contains("S4 Der Mieter ist verpflichtet"), "{out}");
     assert!(out.contains("incoming references"), "{out}");
     assert!(out.contains("§ 549 (§§ 535 bis 548)"), "{out}");
-    let missing = run(&["corpus", "show", shared("corpus/BGB.xml").to_str().unwrap(), "§ 99999"]);
+    let missing = run(&[
+        "corpus",
+        "show",
+        shared("corpus/BGB.xml").to_str().unwrap(),
+        "§ 99999",
+    ]);
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("BGB has no section \"§ 99999\""));
 }
@@ -156,15 +257,19 @@ fn federal_archive_parses_without_failures() {
     let mut laws = 0;
     let mut without_sections = 0;
     let mut failures = Vec::new();
-    let count = paragraf_corpus::for_each_law(&shared("corpus/gii-federal-2026-04.tar.xz"), |entry| {
-        laws += 1;
-        match entry.result {
-            Ok(law) => without_sections += usize::from(law.sections.is_empty()),
-            Err(e) => failures.push(e.to_string()),
-        }
-    })
-    .expect("read archive");
-    eprintln!("federal corpus: {laws} laws, {} failed, {without_sections} without sections", failures.len());
+    let count =
+        paragraf_corpus::for_each_law(&shared("corpus/gii-federal-2026-04.tar.xz"), |entry| {
+            laws += 1;
+            match entry.result {
+                Ok(law) => without_sections += usize::from(law.sections.is_empty()),
+                Err(e) => failures.push(e.to_string()),
+            }
+        })
+        .expect("read archive");
+    eprintln!(
+        "federal corpus: {laws} laws, {} failed, {without_sections} without sections",
+        failures.len()
+    );
     assert_eq!(count, 6877);
     assert!(failures.is_empty(), "{failures:#?}");
 }
@@ -173,14 +278,27 @@ fn federal_archive_parses_without_failures() {
 fn bad_files_give_clear_errors_and_no_panic() {
     let dir = temp_dir();
     let bgb = std::fs::read(shared("corpus/BGB.xml")).unwrap();
-    let mut latin1 = b"<?xml version=\"1.0\"?>\n<dokumente><norm><metadaten><jurabk>X</jurabk><langue>".to_vec();
+    let mut latin1 =
+        b"<?xml version=\"1.0\"?>\n<dokumente><norm><metadaten><jurabk>X</jurabk><langue>".to_vec();
     latin1.extend_from_slice(b"Gr\xf6\xdfe</langue></metadaten></norm></dokumente>");
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("empty.xml", vec![], "empty.xml: the file is empty."),
         ("truncated.xml", bgb[..100_000].to_vec(), "truncated.xml:1:"),
-        ("other.xml", b"<?xml version=\"1.0\"?>\n<rss><channel/></rss>".to_vec(), "other.xml:2:1: not a gesetze-im-internet.de law: the root element is <rss>"),
-        ("latin1.xml", latin1, "latin1.xml:2:57: invalid UTF-8 (byte offset 78)"),
-        ("garbage.xml", b"\x00\x01PK\x03\x04 not xml".to_vec(), "garbage.xml:"),
+        (
+            "other.xml",
+            b"<?xml version=\"1.0\"?>\n<rss><channel/></rss>".to_vec(),
+            "other.xml:2:1: not a gesetze-im-internet.de law: the root element is <rss>",
+        ),
+        (
+            "latin1.xml",
+            latin1,
+            "latin1.xml:2:57: invalid UTF-8 (byte offset 78)",
+        ),
+        (
+            "garbage.xml",
+            b"\x00\x01PK\x03\x04 not xml".to_vec(),
+            "garbage.xml:",
+        ),
     ];
     for (name, bytes, expected) in cases {
         let path = dir.path().join(name);
@@ -191,6 +309,94 @@ fn bad_files_give_clear_errors_and_no_panic() {
         assert!(stderr.contains(expected), "{name}: {stderr}");
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
     }
-    let missing = run(&["corpus", "stats", "NOPE", "--corpus-dir", dir.path().to_str().unwrap()]);
+    let missing = run(&[
+        "corpus",
+        "stats",
+        "NOPE",
+        "--corpus-dir",
+        dir.path().to_str().unwrap(),
+    ]);
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no law \"NOPE\": it is not a file"));
+}
+
+/// Serves `body` for `/gg/xml.zip` and 404 for everything else, on 127.0.0.1, for `requests` requests.
+fn serve_zip(body: Vec<u8>, requests: usize) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(requests) {
+            let mut stream = stream.unwrap();
+            let mut request_line = String::new();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            reader.read_line(&mut request_line).unwrap();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+            }
+            if request_line.starts_with("GET /gg/xml.zip ") {
+                let head = format!("HTTP/1.1 200 OK\r\nContent-Type: application/zip\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                stream.write_all(head.as_bytes()).unwrap();
+                stream.write_all(&body).unwrap();
+            } else {
+                stream
+                    .write_all(
+                        b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    )
+                    .unwrap();
+            }
+        }
+    });
+    url
+}
+
+#[test]
+fn fetch_downloads_checks_and_stores_a_law() {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    zip.start_file(
+        "BJNR000010949.xml",
+        zip::write::SimpleFileOptions::default(),
+    )
+    .unwrap();
+    zip.write_all(&std::fs::read(shared("corpus/GG.xml")).unwrap())
+        .unwrap();
+    let body = zip.finish().unwrap().into_inner();
+    let url = serve_zip(body, 2);
+    let dir = temp_dir();
+    let out = run_ok(&[
+        "corpus",
+        "fetch",
+        "GG",
+        "--base-url",
+        &url,
+        "--corpus-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(
+        out.starts_with("GG (Grundgesetz für die Bundesrepublik Deutschland): 201 active sections"),
+        "{out}"
+    );
+    let stored = dir.path().join("GG.xml");
+    assert_eq!(
+        std::fs::read(&stored).unwrap(),
+        std::fs::read(shared("corpus/GG.xml")).unwrap()
+    );
+    let missing = run(&[
+        "corpus",
+        "fetch",
+        "nosuchlaw",
+        "--base-url",
+        &url,
+        "--corpus-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(!missing.status.success());
+    assert!(
+        stderr.contains("/nosuchlaw/xml.zip: no law with the slug \"nosuchlaw\" (HTTP 404)"),
+        "{stderr}"
+    );
 }

@@ -217,6 +217,17 @@ impl Section {
 }
 
 impl Law {
+    /// The section's page on gesetze-im-internet.de (`/bgb/__535.html`, `/gg/art_1.html`).
+    pub fn official_url(&self, index: usize) -> String {
+        let section = &self.sections[index];
+        let page = match (section.designation.starts_with("Art."), section.number()) {
+            (true, Some(n)) => format!("art_{n}.html"),
+            (false, Some(n)) => format!("__{n}.html"),
+            _ => "index.html".to_string(),
+        };
+        format!("https://www.gesetze-im-internet.de/{}/{page}", self.slug)
+    }
+
     /// The breadcrumb of structural units above section `index`, outermost first.
     pub fn path(&self, index: usize) -> Vec<&StructureNode> {
         let mut path = Vec::new();

@@ -1,9 +1,11 @@
 //! Reads the official gesetze-im-internet.de XML into Paragraf's law model ([`paragraf_core::Law`]).
 //!
-//! Native only: XML parsing and archives stay out of the wasm core, whose data types this crate fills.
+//! Native only: XML parsing, archives and downloads stay out of the wasm core, whose data types this crate fills.
 
 pub mod archive;
+pub mod fetch;
 pub mod gii;
 
 pub use archive::{for_each_law, ArchiveError, ArchiveLaw};
+pub use fetch::{fetch_law, FetchError, DEFAULT_BASE_URL};
 pub use gii::{default_slug, parse_bytes, parse_file, parse_str, ParseError, ParseOptions};

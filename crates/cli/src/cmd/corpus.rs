@@ -40,6 +40,15 @@ pub enum CorpusCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Download a law from gesetze-im-internet.de (`<slug>/xml.zip`), check it parses, and store it as
+    /// `<ABBREVIATION>.xml` in --corpus-dir.
+    Fetch {
+        /// The law's slug on gesetze-im-internet.de, e.g. `bgb`, `stgb`, `gg`, `inso`.
+        slug: String,
+        /// Where the site lives (for mirrors and tests).
+        #[arg(long, default_value = paragraf_corpus::DEFAULT_BASE_URL)]
+        base_url: String,
+    },
     /// Benchmark: parse time and peak memory for one law (several runs) and, optionally, the whole federal archive.
     Bench {
         /// A law XML file or abbreviation.
@@ -89,6 +98,26 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
             } else {
                 view.print();
             }
+        }
+        CorpusCommand::Fetch { slug, base_url } => {
+            let slug = slug.trim().trim_matches('/').to_lowercase();
+            let (xml, law) = paragraf_corpus::fetch_law(&base_url, &slug)?;
+            std::fs::create_dir_all(&dir.corpus_dir)
+                .with_context(|| format!("cannot create {}", dir.corpus_dir.display()))?;
+            let path = dir.corpus_dir.join(format!("{}.xml", law.abbreviation));
+            let tmp = path.with_extension(format!("xml.tmp{}", std::process::id()));
+            std::fs::write(&tmp, &xml)
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+            std::fs::rename(&tmp, &path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!(
+                "{} ({}): {} active sections, stand {} -> {}",
+                law.abbreviation,
+                law.title,
+                law.active_sections().count(),
+                law.stand.last().map_or("unknown", |s| s.comment.as_str()),
+                path.display()
+            );
         }
         CorpusCommand::Bench { law, archive, runs } => bench(&law, archive.as_deref(), runs, dir)?,
         CorpusCommand::Scan { archive, json } => {
@@ -284,7 +313,7 @@ impl SectionView {
                 .map(|n| format!("{} {}", n.designation, n.title).trim().to_string())
                 .collect(),
             repealed: section.repealed,
-            url: official_url(law, index),
+            url: law.official_url(index),
             subsections: section
                 .subsections
                 .iter()
@@ -346,17 +375,6 @@ impl SectionView {
             println!("note: {note}");
         }
     }
-}
-
-/// The section's page on gesetze-im-internet.de (`/bgb/__535.html`, `/gg/art_1.html`).
-pub fn official_url(law: &Law, index: usize) -> String {
-    let section = &law.sections[index];
-    let page = match (section.designation.starts_with("Art."), section.number()) {
-        (true, Some(n)) => format!("art_{n}.html"),
-        (false, Some(n)) => format!("__{n}.html"),
-        _ => "index.html".to_string(),
-    };
-    format!("https://www.gesetze-im-internet.de/{}/{page}", law.slug)
 }
 
 #[derive(Serialize)]

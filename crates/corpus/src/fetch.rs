@@ -1,0 +1,104 @@
+//! Downloading a law from gesetze-im-internet.de: `https://www.gesetze-im-internet.de/<slug>/xml.zip` holds one
+//! gii-norm XML file. Users on a normal machine get any federal law this way; the shared corpus is only the
+//! default for development and CI.
+
+use crate::gii::{parse_bytes, ParseError, ParseOptions};
+use paragraf_core::Law;
+use std::io::Read;
+use std::time::Duration;
+
+/// The official site.
+pub const DEFAULT_BASE_URL: &str = "https://www.gesetze-im-internet.de";
+
+/// Why a download did not give a law.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// Network failure or an HTTP error status.
+    #[error("{url}: {message}")]
+    Http {
+        /// The URL.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// No such law.
+    #[error("{url}: no law with the slug {slug:?} (HTTP 404). The slug is the path segment of the law's page, e.g. `bgb` in https://www.gesetze-im-internet.de/bgb/")]
+    NotFound {
+        /// The URL.
+        url: String,
+        /// The slug asked for.
+        slug: String,
+    },
+    /// The answer was not a zip with one XML file.
+    #[error("{url}: not the expected xml.zip ({0}). Most likely the site answered with an error page; try again later", .message)]
+    Archive {
+        /// The URL.
+        url: String,
+        /// What was wrong with it.
+        message: String,
+    },
+    /// The XML inside did not parse.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+}
+
+/// Downloads and parses the law `slug` from `base_url`; returns the XML bytes (to store) and the law.
+pub fn fetch_law(base_url: &str, slug: &str) -> Result<(Vec<u8>, Law), FetchError> {
+    let url = format!("{}/{slug}/xml.zip", base_url.trim_end_matches('/'));
+    let http = |message: String| FetchError::Http {
+        url: url.clone(),
+        message,
+    };
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(120)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut response = agent.get(&url).call().map_err(|e| http(e.to_string()))?;
+    match response.status().as_u16() {
+        200 => {}
+        404 => {
+            return Err(FetchError::NotFound {
+                url,
+                slug: slug.to_string(),
+            })
+        }
+        status => return Err(http(format!("HTTP {status}"))),
+    }
+    let zip_bytes = response
+        .body_mut()
+        .with_config()
+        .limit(256 * 1024 * 1024)
+        .read_to_vec()
+        .map_err(|e| http(e.to_string()))?;
+    let archive_err = |message: String| FetchError::Archive {
+        url: url.clone(),
+        message,
+    };
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(zip_bytes))
+        .map_err(|e| archive_err(e.to_string()))?;
+    let names: Vec<String> = zip
+        .file_names()
+        .filter(|n| n.ends_with(".xml"))
+        .map(str::to_string)
+        .collect();
+    let [name] = names.as_slice() else {
+        return Err(archive_err(format!(
+            "expected one .xml file, found {}",
+            names.len()
+        )));
+    };
+    let mut xml = Vec::new();
+    zip.by_name(name)
+        .map_err(|e| archive_err(e.to_string()))?
+        .read_to_end(&mut xml)
+        .map_err(|e| archive_err(e.to_string()))?;
+    let law = parse_bytes(
+        &xml,
+        &format!("{url}:{name}"),
+        &ParseOptions {
+            slug: Some(slug.to_string()),
+        },
+    )?;
+    Ok((xml, law))
+}
