@@ -1,0 +1,146 @@
+//! The search box and the controls: law, strategy (all 21), mode, exact/HNSW, proxy address.
+
+use leptos::prelude::*;
+use paragraf_core::engine::{Mode, UnitSearch};
+use paragraf_core::strategy::Strategy;
+
+use crate::app::{save_proxy_url, Ctx};
+use crate::state::mode_name;
+
+/// The form.
+#[component]
+pub fn Controls() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let on_submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        ctx.submit();
+    };
+    let laws = move || {
+        ctx.manifest.get().and_then(|m| m.ok()).map(|m| {
+            m.laws
+                .iter()
+                .map(|l| {
+                    let value = l.law.clone();
+                    let selected = {
+                        let value = value.clone();
+                        let first = m.laws.first().map(|f| f.law.clone()).unwrap_or_default();
+                        move || {
+                            let current = ctx.law.get();
+                            current == value || (current.is_empty() && value == first)
+                        }
+                    };
+                    view! { <option value=value.clone() selected=selected>{format!("{} – {}", l.law, l.title)}</option> }
+                })
+                .collect_view()
+        })
+    };
+    let built = move || -> Vec<String> {
+        let manifest = ctx.manifest.get().and_then(|m| m.ok());
+        let law = ctx.law.get();
+        manifest
+            .map(|m| {
+                let law = m.law(&law).map(|l| l.law.clone()).unwrap_or_default();
+                m.bundles_of(&law).map(|b| b.strategy.clone()).collect()
+            })
+            .unwrap_or_default()
+    };
+    let current_strategy = move || {
+        let s = ctx.strategy.get();
+        if s.is_empty() {
+            "section".to_string()
+        } else {
+            s
+        }
+    };
+    let strategies = move || {
+        let built = built();
+        Strategy::all()
+            .into_iter()
+            .map(|s| {
+                let name = s.name();
+                let available = built.contains(&name);
+                let label = if available {
+                    name.clone()
+                } else {
+                    format!("{name} (nicht gebaut)")
+                };
+                let selected = {
+                    let name = name.clone();
+                    move || current_strategy() == name
+                };
+                view! {
+                    <option value=name.clone() disabled=!available title=s.description() selected=selected>{label}</option>
+                }
+            })
+            .collect_view()
+    };
+    let description = move || {
+        let current = current_strategy();
+        Strategy::all()
+            .into_iter()
+            .find(|s| s.name() == current)
+            .map(|s| s.description())
+            .unwrap_or_default()
+    };
+    let mode_radio = move |mode: Mode, label: &'static str, hint: &'static str| {
+        view! {
+            <label title=hint>
+                <input type="radio" name="mode" value=mode_name(mode)
+                    prop:checked=move || ctx.mode.get() == mode
+                    on:change=move |_| ctx.mode.set(mode)/>
+                {label}
+            </label>
+        }
+    };
+    let proxy_draft = RwSignal::new(ctx.proxy_url.get_untracked());
+    view! {
+        <form class="search" role="search" on:submit=on_submit>
+            <label for="q" class="visually-hidden">"Suchanfrage"</label>
+            <div class="searchrow">
+                <input id="q" name="q" type="search" autocomplete="off" enterkeyhint="search"
+                    placeholder="Frage oder Zitat, z. B. „Meinungsfreiheit“ oder „Art. 1 GG“ (Taste /)"
+                    prop:value=move || ctx.input.get()
+                    on:input=move |ev| ctx.input.set(event_target_value(&ev))/>
+                <button type="submit">"Suchen"</button>
+            </div>
+            <div class="controls">
+                <label>"Gesetz "
+                    <select id="law" name="law" on:change=move |ev| ctx.law.set(event_target_value(&ev))>{laws}</select>
+                </label>
+                <label>"Strategie "
+                    <select id="strategy" name="s" aria-describedby="strategy-description"
+                        on:change=move |ev| ctx.strategy.set(event_target_value(&ev))>{strategies}</select>
+                </label>
+                <fieldset class="modes">
+                    <legend>"Verfahren"</legend>
+                    {mode_radio(Mode::Hybrid, "Hybrid", "BM25 und Vektoren, per Reciprocal Rank Fusion vereint")}
+                    {mode_radio(Mode::Dense, "Dicht", "Nur Vektoren (Anfrage über den Einbettungsdienst)")}
+                    {mode_radio(Mode::Bm25, "BM25", "Nur lexikalisch, ohne jedes Netz")}
+                </fieldset>
+                <label>"Einheitensuche "
+                    <select id="unit-search" name="u" on:change=move |ev| {
+                        ctx.unit_search.set(if event_target_value(&ev) == "hnsw" { UnitSearch::Hnsw } else { UnitSearch::Exact })
+                    }>
+                        <option value="exact" selected=move || ctx.unit_search.get() == UnitSearch::Exact>"exakt"</option>
+                        <option value="hnsw" selected=move || ctx.unit_search.get() == UnitSearch::Hnsw>"HNSW"</option>
+                    </select>
+                </label>
+            </div>
+            <p id="strategy-description" class="hint">{description}</p>
+            <details class="settings">
+                <summary>"Einbettungsdienst"</summary>
+                <label>"Adresse "
+                    <input id="proxy-url" type="url" prop:value=move || proxy_draft.get()
+                        on:input=move |ev| proxy_draft.set(event_target_value(&ev))/>
+                </label>
+                <button type="button" on:click=move |_| {
+                    let url = proxy_draft.get_untracked().trim().to_string();
+                    save_proxy_url(&url);
+                    ctx.proxy_problem.set(None);
+                    if url == ctx.proxy_url.get_untracked() { ctx.proxy.refetch(); } else { ctx.proxy_url.set(url); }
+                }>"Übernehmen und prüfen"</button>
+                <p class="hint">"Nur der Anfragetext geht an diesen Dienst; Gesetz und Suche bleiben im Browser."</p>
+            </details>
+        </form>
+    }
+}

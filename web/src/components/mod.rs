@@ -1,0 +1,5 @@
+//! Building blocks of the search page.
+
+pub mod controls;
+pub mod notice;
+pub mod results;

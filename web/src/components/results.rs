@@ -1,0 +1,149 @@
+//! The result list: top sections with breadcrumb, highlighted text, hit units, score, official and in-app links.
+
+use std::rc::Rc;
+
+use leptos::prelude::*;
+use paragraf_core::engine::SectionHit;
+
+use crate::app::{Ctx, Outcome};
+use crate::highlight::{hit_spans, runs};
+use crate::state::{mode_name, UrlState};
+
+fn mode_label(mode: paragraf_core::engine::Mode) -> &'static str {
+    match mode_name(mode) {
+        "dense" => "dicht",
+        "bm25" => "BM25",
+        _ => "hybrid",
+    }
+}
+
+/// The list for one search.
+#[component]
+pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
+    let meta = format!(
+        "{} Treffer in {} · Strategie {} · {} · Suche im Browser {:.1} ms{}",
+        outcome.hits.len(),
+        outcome.law.entry.law,
+        outcome.strategy.entry.strategy,
+        mode_label(outcome.mode),
+        outcome.retrieval_ms,
+        outcome
+            .embed_ms
+            .map(|ms| format!(" · Anfragevektor {ms:.0} ms"))
+            .unwrap_or_default()
+    );
+    let retrieval = format!("{:.3}", outcome.retrieval_ms);
+    let empty = outcome.hits.is_empty();
+    let items = outcome
+        .hits
+        .iter()
+        .enumerate()
+        .map(
+            |(rank, hit)| view! { <ResultItem outcome=outcome.clone() hit=hit.clone() rank=rank/> },
+        )
+        .collect_view();
+    view! {
+        <p class="meta" id="result-meta" data-retrieval-ms=retrieval data-mode=mode_name(outcome.mode)>{meta}</p>
+        {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter oder eine andere Strategie versuchen."</p> })}
+        <ol class="results" aria-label="Ergebnisse">{items}</ol>
+    }
+}
+
+/// The official page of a section on gesetze-im-internet.de.
+fn official_url(law: &paragraf_core::Law, index: usize) -> String {
+    law.official_url(index)
+}
+
+#[component]
+fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let law = &outcome.law.index.law;
+    let i = hit.section as usize;
+    let section = &law.sections[i];
+    let path = law.path_label(i);
+    let spans = hit_spans(
+        &outcome.strategy.index.bundle,
+        hit.section,
+        section,
+        &hit.units,
+    );
+    let units = if hit.units.is_empty() {
+        String::new()
+    } else {
+        let list = hit
+            .units
+            .iter()
+            .take(5)
+            .map(|u| format!("#{} ({:.3})", u.index, u.score))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "{} Einheit{} getroffen: {list}{}",
+            hit.units.len(),
+            if hit.units.len() == 1 { "" } else { "en" },
+            if hit.units.len() > 5 { " …" } else { "" }
+        )
+    };
+    let text = runs(section, &spans)
+        .into_iter()
+        .map(|run| match (run.link, run.hit) {
+            (Some(target), _) => {
+                let designation = law
+                    .sections
+                    .get(target as usize)
+                    .map(|s| s.designation.clone())
+                    .unwrap_or_default();
+                let href = UrlState {
+                    q: designation.clone(),
+                    ..ctx.url_state_untracked()
+                }
+                .to_query();
+                let title = format!("{designation} in der App öffnen");
+                view! {
+                    <a class="ref" href=href title=title on:click=move |ev| {
+                        ev.prevent_default();
+                        ctx.input.set(designation.clone());
+                        ctx.submit();
+                        scroll_to_top();
+                    }>{run.text}</a>
+                }
+                .into_any()
+            }
+            (None, Some(r)) => {
+                view! { <mark class=format!("hit hit{}", r.min(2))>{run.text}</mark> }.into_any()
+            }
+            (None, None) => view! { <span>{run.text}</span> }.into_any(),
+        })
+        .collect_view();
+    let heading = format!("{} {}", section.designation, section.title);
+    let official = official_url(law, i);
+    let cited = hit.cited;
+    view! {
+        <li class="result" id=format!("r{rank}")>
+            <div class="result-head">
+                <h2>{heading}</h2>
+                {cited.then(|| view! { <span class="badge">"zitiert"</span> })}
+                <span class="score" title="Rangwert">{format!("{:.4}", hit.score)}</span>
+            </div>
+            <p class="path">{format!("{} › {path}", outcome.law.entry.law)}</p>
+            <p class="text">{text}</p>
+            <p class="foot">
+                <span class="units">{units}</span>
+                <a href=official target="_blank" rel="noopener">"Amtliche Fassung ↗"</a>
+            </p>
+        </li>
+    }
+}
+
+fn scroll_to_top() {
+    if let Some(w) = web_sys::window() {
+        w.scroll_to_with_x_and_y(0.0, 0.0);
+    }
+}
+
+impl Ctx {
+    /// The URL state without subscribing.
+    pub fn url_state_untracked(&self) -> UrlState {
+        untrack(|| self.url_state())
+    }
+}

@@ -1,0 +1,158 @@
+//! Splits a section's text into runs for display: which bytes belong to a unit that scored, and which are a
+//! citation of another section of the same law (an in-app link).
+
+use paragraf_core::bundle::StrategyBundle;
+use paragraf_core::law::{RefTarget, Section};
+use paragraf_core::search::Hit;
+
+/// A run of text with one look.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    /// The text.
+    pub text: String,
+    /// Inside a unit that scored (rank of the best such unit among the section's hits, 0 = best).
+    pub hit: Option<usize>,
+    /// Cites this section of the same law.
+    pub link: Option<u32>,
+}
+
+/// Byte ranges of `section` covered by each hit unit, in hit order. Units that cover the whole section text
+/// (the `section` strategy) highlight nothing: marking everything tells the reader nothing.
+pub fn hit_spans(
+    bundle: &StrategyBundle,
+    section_index: u32,
+    section: &Section,
+    units: &[Hit],
+) -> Vec<(usize, std::ops::Range<usize>)> {
+    let mut spans = Vec::new();
+    for (rank, hit) in units.iter().enumerate() {
+        let Some(unit) = bundle.units.get(hit.index as usize) else {
+            continue;
+        };
+        for piece in unit.pieces.iter().filter(|p| p.section == section_index) {
+            let range = piece.span.range();
+            if range.start == 0 && range.end >= section.text.len() {
+                continue;
+            }
+            spans.push((rank, range));
+        }
+    }
+    spans
+}
+
+/// The runs of `text`: `hits` as (rank, byte range), links from the section's references.
+pub fn runs(section: &Section, hits: &[(usize, std::ops::Range<usize>)]) -> Vec<Run> {
+    let text = &section.text;
+    let len = text.len();
+    let links: Vec<(std::ops::Range<usize>, u32)> = section
+        .references
+        .iter()
+        .filter_map(|r| {
+            r.targets.iter().find_map(|t| match t {
+                RefTarget::Section { section, .. } => Some((r.span.range(), *section)),
+                _ => None,
+            })
+        })
+        .collect();
+    let mut cuts: Vec<usize> = vec![0, len];
+    for (_, r) in hits {
+        cuts.extend([r.start.min(len), r.end.min(len)]);
+    }
+    for (r, _) in &links {
+        cuts.extend([r.start.min(len), r.end.min(len)]);
+    }
+    cuts.retain(|&c| text.is_char_boundary(c));
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut out: Vec<Run> = Vec::new();
+    for w in cuts.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if a == b {
+            continue;
+        }
+        let hit = hits
+            .iter()
+            .filter(|(_, r)| r.start <= a && b <= r.end)
+            .map(|(rank, _)| *rank)
+            .min();
+        let link = links
+            .iter()
+            .find(|(r, _)| r.start <= a && b <= r.end)
+            .map(|(_, s)| *s);
+        match out.last_mut() {
+            Some(last) if last.hit == hit && last.link == link && link.is_none() => {
+                last.text.push_str(&text[a..b])
+            }
+            _ => out.push(Run {
+                text: text[a..b].to_string(),
+                hit,
+                link,
+            }),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use paragraf_core::law::{Reference, Span};
+
+    fn section(text: &str) -> Section {
+        Section {
+            designation: "Art. 1".into(),
+            title: "Menschenwürde".into(),
+            structure: None,
+            repealed: false,
+            text: text.into(),
+            subsections: Vec::new(),
+            sentences: Vec::new(),
+            list_items: Vec::new(),
+            references: Vec::new(),
+            footnotes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn hits_and_links_split_the_text() {
+        let mut s = section("Die Würde des Menschen ist unantastbar. Siehe Artikel 2.");
+        let at = s.text.find("Artikel 2").unwrap();
+        s.references.push(Reference {
+            span: Span::new(at..at + "Artikel 2".len()),
+            targets: vec![RefTarget::Section {
+                section: 1,
+                subsection: None,
+                sentence: None,
+            }],
+        });
+        let end = s.text.find(" Siehe").unwrap();
+        let runs = runs(&s, &[(0, 0..end)]);
+        let texts: Vec<&str> = runs.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "Die Würde des Menschen ist unantastbar.",
+                " Siehe ",
+                "Artikel 2",
+                "."
+            ]
+        );
+        assert_eq!(runs[0].hit, Some(0));
+        assert_eq!(runs[1].hit, None);
+        assert_eq!(runs[2].link, Some(1));
+        assert_eq!(
+            runs.iter().map(|r| r.text.as_str()).collect::<String>(),
+            s.text
+        );
+    }
+
+    #[test]
+    fn spans_off_char_boundaries_or_past_the_end_do_not_panic() {
+        let s = section("Würde");
+        let runs = runs(&s, &[(0, 2..99)]);
+        assert_eq!(
+            runs.iter().map(|r| r.text.as_str()).collect::<String>(),
+            "Würde"
+        );
+    }
+}

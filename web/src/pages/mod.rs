@@ -1,0 +1,4 @@
+//! The app's pages.
+
+pub mod search;
+pub mod strategies;

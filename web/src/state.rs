@@ -1,0 +1,196 @@
+//! The search state that lives in the URL (`?q=&law=&s=&mode=&u=`), so a search can be shared and reloaded.
+
+use paragraf_core::engine::{Mode, UnitSearch};
+
+/// What the address bar says.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UrlState {
+    /// The query text.
+    pub q: String,
+    /// Law abbreviation (`GG`); empty: the first law of the manifest.
+    pub law: String,
+    /// Strategy name (`section`); empty: `section` or the first bundle of the law.
+    pub strategy: String,
+    /// Dense, BM25 or hybrid (hybrid when absent).
+    pub mode: Mode,
+    /// Exact scan or HNSW.
+    pub unit_search: UnitSearch,
+    /// Another bundle folder (`?data=`), relative to the page or absolute.
+    pub data: Option<String>,
+    /// Another query-embedding proxy (`?proxy=`), overriding the build-time default and the saved setting.
+    pub proxy: Option<String>,
+    /// Which page: `strategies` or the search page.
+    pub page: Page,
+}
+
+/// The app's pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Page {
+    /// Search.
+    #[default]
+    Search,
+    /// Evaluation figures per strategy.
+    Strategies,
+}
+
+/// The URL name of a mode.
+pub fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Dense => "dense",
+        Mode::Bm25 => "bm25",
+        Mode::Hybrid => "hybrid",
+    }
+}
+
+/// A mode from its URL name.
+pub fn parse_mode(name: &str) -> Option<Mode> {
+    match name.to_ascii_lowercase().as_str() {
+        "dense" => Some(Mode::Dense),
+        "bm25" => Some(Mode::Bm25),
+        "hybrid" => Some(Mode::Hybrid),
+        _ => None,
+    }
+}
+
+impl UrlState {
+    /// Parses a query string (with or without the leading `?`); unknown keys and bad values are ignored.
+    pub fn parse(search: &str) -> UrlState {
+        let mut state = UrlState::default();
+        for pair in search
+            .trim_start_matches('?')
+            .split('&')
+            .filter(|p| !p.is_empty())
+        {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let value = decode(value);
+            match decode(key).as_str() {
+                "q" => state.q = value,
+                "law" => state.law = value,
+                "s" => state.strategy = value,
+                "mode" => state.mode = parse_mode(&value).unwrap_or_default(),
+                "u" => {
+                    state.unit_search = if value == "hnsw" {
+                        UnitSearch::Hnsw
+                    } else {
+                        UnitSearch::Exact
+                    }
+                }
+                "data" if !value.is_empty() => state.data = Some(value),
+                "proxy" if !value.is_empty() => state.proxy = Some(value),
+                "page" if value == "strategies" => state.page = Page::Strategies,
+                _ => {}
+            }
+        }
+        state
+    }
+
+    /// The query string, `?`-prefixed; default values are left out.
+    pub fn to_query(&self) -> String {
+        let mut parts = Vec::new();
+        if self.page == Page::Strategies {
+            parts.push("page=strategies".to_string());
+        }
+        if !self.q.is_empty() {
+            parts.push(format!("q={}", encode(&self.q)));
+        }
+        if !self.law.is_empty() {
+            parts.push(format!("law={}", encode(&self.law)));
+        }
+        if !self.strategy.is_empty() {
+            parts.push(format!("s={}", encode(&self.strategy)));
+        }
+        if self.mode != Mode::Hybrid {
+            parts.push(format!("mode={}", mode_name(self.mode)));
+        }
+        if self.unit_search == UnitSearch::Hnsw {
+            parts.push("u=hnsw".to_string());
+        }
+        if let Some(data) = &self.data {
+            parts.push(format!("data={}", encode(data)));
+        }
+        if let Some(proxy) = &self.proxy {
+            parts.push(format!("proxy={}", encode(proxy)));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", parts.join("&"))
+        }
+    }
+}
+
+/// `application/x-www-form-urlencoded` encoding of a value (UTF-8, space as `+`).
+pub fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// Decodes a form-encoded value; malformed escapes are kept as written, invalid UTF-8 is replaced.
+pub fn decode(value: &str) -> String {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(hi), Some(lo)) => {
+                    out.push(hi * 16 + lo);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex(b: u8) -> Option<u8> {
+    (b as char).to_digit(16).map(|d| d as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_with_umlauts_and_paragraph_signs() {
+        let state = UrlState {
+            q: "§ 535 Miete & Kündigung – Frist?".into(),
+            law: "GG".into(),
+            strategy: "subsection".into(),
+            mode: Mode::Bm25,
+            unit_search: UnitSearch::Hnsw,
+            data: Some("https://example.org/b/".into()),
+            proxy: Some("http://127.0.0.1:9/".into()),
+            page: Page::Search,
+        };
+        let query = state.to_query();
+        assert!(
+            query.starts_with("?q=%C2%A7+535+Miete+%26+K%C3%BCndigung"),
+            "{query}"
+        );
+        assert_eq!(UrlState::parse(&query), state);
+    }
+
+    #[test]
+    fn defaults_are_left_out_and_bad_values_ignored() {
+        assert_eq!(UrlState::default().to_query(), "");
+        let state = UrlState::parse("?mode=quantum&u=x&zzz=1&q=%ZZa%2");
+        assert_eq!(state.mode, Mode::Hybrid);
+        assert_eq!(state.unit_search, UnitSearch::Exact);
+        assert_eq!(state.q, "%ZZa%2");
+        assert_eq!(UrlState::parse("page=strategies").page, Page::Strategies);
+    }
+}
