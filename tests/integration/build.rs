@@ -213,6 +213,9 @@ fn builds_all_21_strategies_of_a_small_law() {
             assert!(!hits.is_empty(), "{name}");
         }
     }
+    let listing = run_ok(&["bundles", out.to_str().unwrap()]);
+    assert!(listing.contains("21 strategy bundles"), "{listing}");
+    assert!(listing.contains("raptor-proposition"), "{listing}");
     // a second build reuses everything and lists the same files
     run_ok(&[
         "build",

@@ -34,6 +34,8 @@ enum Command {
     },
     /// Build the law bundle and strategy bundles (chunk, embed, quantise) plus manifest.json.
     Build(Box<cmd::build::BuildArgs>),
+    /// List the bundles of an output folder: units, bytes, build time, next to the paper's figures.
+    Bundles(cmd::bundles::BundlesArgs),
     /// Evaluate strategies on GerLayQA questions: recall, MRR, nDCG, latency, significance; report + charts.
     Eval(Box<cmd::eval::EvalArgs>),
     /// Get or inspect the local e5 embedding model.
@@ -51,6 +53,7 @@ fn main() -> anyhow::Result<()> {
         Command::Corpus { command, dir } => cmd::corpus::run(command, &dir),
         Command::Build(args) => cmd::build::run(*args),
         Command::Eval(args) => cmd::eval::run(*args),
+        Command::Bundles(args) => cmd::bundles::run(args),
         Command::Model(args) => cmd::model::run(args),
         Command::Embed(args) => cmd::embed::run(args),
         Command::Proxy(args) => cmd::proxy::run(*args),

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 pub mod build;
+pub mod bundles;
 pub mod chart;
 pub mod corpus;
 pub mod embed;
