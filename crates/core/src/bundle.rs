@@ -136,7 +136,10 @@ pub fn read_header(kind: BundleKind, bytes: &[u8]) -> Result<Header, BundleError
 
 /// The same framing (magic, version, length, checksum) for Paragraf's other files, e.g. cache entries.
 pub fn encode_framed<T: Serialize>(magic: &[u8; 8], value: &T) -> Vec<u8> {
-    frame_payload(magic, &postcard::to_allocvec(value).expect("bundle types always serialise"))
+    frame_payload(
+        magic,
+        &postcard::to_allocvec(value).expect("bundle types always serialise"),
+    )
 }
 
 /// Puts the header (magic, current version, length, checksum) before an already serialised payload.

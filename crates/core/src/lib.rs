@@ -13,8 +13,8 @@ pub mod law;
 pub mod rng;
 pub mod search;
 pub mod sentences;
-pub mod vectors;
 pub mod strategy;
+pub mod vectors;
 
 pub use law::{
     Law, ListItem, RefTarget, Reference, Section, Sentence, Span, Stand, StructureNode, Subsection,

@@ -49,20 +49,16 @@ pub fn run(args: BundlesArgs) -> Result<()> {
         );
     }
     println!(
-        "\n{:<24} {:>8} {:>11} {:>11} {:>8} {:>9} {:>19}  {:<10} {}",
-        "strategy",
-        "units",
-        "bytes",
-        "paper MB",
-        "x smaller",
-        "build s",
-        "paper build",
-        "producer",
-        "file"
+        "\n{:<24} {:>8} {:>11} {:>11} {:>8} {:>9} {:>19}  {:<10} file",
+        "strategy", "units", "bytes", "paper MB", "x smaller", "build s", "paper build", "producer"
     );
     for b in &manifest.bundles {
         // the paper measured the BGB only
-        let (paper_mb, paper_time) = if b.law == "BGB" { paper(&b.strategy) } else { ("–", "–") };
+        let (paper_mb, paper_time) = if b.law == "BGB" {
+            paper(&b.strategy)
+        } else {
+            ("–", "–")
+        };
         let smaller = paper_mb
             .split('–')
             .next()
