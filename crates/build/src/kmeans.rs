@@ -1,8 +1,9 @@
 //! Seeded spherical k-means (cosine similarity on unit vectors), for the cluster and RAPTOR strategies.
 //!
-//! Deterministic for a given seed (k-means++ seeding from a splitmix64 stream, Lloyd iterations in a fixed
+//! Deterministic for a given seed (k-means++ seeding from core's splitmix64 stream, Lloyd iterations in a fixed
 //! order), so a bundle can be rebuilt bit for bit; the seed is recorded in the bundle's parameters.
 
+use paragraf_core::rng::SplitMix64;
 use rayon::prelude::*;
 
 /// k-means settings.
@@ -46,30 +47,6 @@ impl Clustering {
     }
 }
 
-/// A small deterministic PRNG (splitmix64).
-pub struct SplitMix(u64);
-
-impl SplitMix {
-    /// A stream from `seed`.
-    pub fn new(seed: u64) -> Self {
-        SplitMix(seed)
-    }
-
-    /// Next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -92,7 +69,7 @@ pub fn cluster(points: &[Vec<f32>], settings: KMeans) -> Clustering {
             centroids: Vec::new(),
         };
     }
-    let mut rng = SplitMix::new(settings.seed);
+    let mut rng = SplitMix64::new(settings.seed);
     // k-means++ seeding on cosine distance (1 - similarity).
     let mut centroids: Vec<Vec<f32>> = vec![points[(rng.next_u64() % n as u64) as usize].clone()];
     let mut distance: Vec<f32> = points
@@ -195,7 +172,7 @@ mod tests {
     use super::*;
 
     fn blobs() -> Vec<Vec<f32>> {
-        let mut rng = SplitMix::new(7);
+        let mut rng = SplitMix64::new(7);
         let axes = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
         (0..90)
             .map(|i| {

@@ -107,7 +107,8 @@ pub fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kmeans::{normalize, SplitMix};
+    use crate::kmeans::normalize;
+    use paragraf_core::rng::SplitMix64;
 
     struct Mean;
     impl Summarizer for Mean {
@@ -118,7 +119,7 @@ mod tests {
 
     #[test]
     fn every_leaf_is_under_exactly_one_root_path() {
-        let mut rng = SplitMix::new(5);
+        let mut rng = SplitMix64::new(5);
         let leaves: Vec<Vec<f32>> = (0..250)
             .map(|_| {
                 let mut v: Vec<f32> = (0..8).map(|_| rng.next_f64() as f32 - 0.5).collect();
