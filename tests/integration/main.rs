@@ -8,3 +8,4 @@ mod embed;
 mod proxy;
 mod search;
 mod util;
+mod web;

@@ -75,3 +75,79 @@ pub fn encoder() -> &'static paragraf_embed::e5::E5Encoder {
         paragraf_embed::e5::E5Encoder::load(&model_path()).expect("load the e5 model")
     })
 }
+
+/// A tiny static HTTP server on 127.0.0.1 for browser tests: URL path prefixes map to folders (longest first),
+/// with the content types browsers insist on (`application/wasm` for streaming compilation). Runs until the
+/// test process ends.
+pub fn serve_static(roots: Vec<(String, PathBuf)>) -> std::net::SocketAddr {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind static server");
+    let addr = listener.local_addr().unwrap();
+    let mut roots = roots;
+    roots.sort_by_key(|(prefix, _)| std::cmp::Reverse(prefix.len()));
+    let roots = std::sync::Arc::new(roots);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let roots = roots.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() {
+                    return;
+                }
+                loop {
+                    let mut header = String::new();
+                    match reader.read_line(&mut header) {
+                        Ok(n) if n > 2 => continue,
+                        _ => break,
+                    }
+                }
+                let target = line.split_whitespace().nth(1).unwrap_or("/");
+                let path = target.split(['?', '#']).next().unwrap_or("/");
+                let file = roots.iter().find_map(|(prefix, dir)| {
+                    let rest = path.strip_prefix(prefix.as_str())?;
+                    let rest = if rest.is_empty() || rest.ends_with('/') {
+                        format!("{rest}index.html")
+                    } else {
+                        rest.to_string()
+                    };
+                    (!rest.split('/').any(|p| p == "..")).then(|| dir.join(rest))
+                });
+                let (status, body, kind) =
+                    match file.and_then(|f| std::fs::read(&f).ok().map(|b| (f, b))) {
+                        Some((f, body)) => {
+                            let kind = match f.extension().and_then(|e| e.to_str()).unwrap_or("") {
+                                "html" => "text/html; charset=utf-8",
+                                "js" => "text/javascript",
+                                "wasm" => "application/wasm",
+                                "css" => "text/css",
+                                "json" => "application/json",
+                                "txt" => "text/plain",
+                                _ => "application/octet-stream",
+                            };
+                            ("200 OK", body, kind)
+                        }
+                        None => ("404 Not Found", b"not found".to_vec(), "text/plain"),
+                    };
+                let head = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream
+                    .write_all(head.as_bytes())
+                    .and_then(|_| stream.write_all(&body));
+            });
+        }
+    });
+    addr
+}
+
+/// A free loopback port (bound and released; fine for the child processes the tests start).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

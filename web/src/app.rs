@@ -87,7 +87,19 @@ impl Ctx {
     pub fn url_state(&self) -> UrlState {
         UrlState {
             q: self.query.get(),
-            law: self.law.get(),
+            law: {
+                // An empty law means the manifest's first: name it, so a shared link stays the same search.
+                let law = self.law.get();
+                if law.is_empty() {
+                    self.manifest
+                        .get()
+                        .and_then(|m| m.ok())
+                        .and_then(|m| m.laws.first().map(|l| l.law.clone()))
+                        .unwrap_or_default()
+                } else {
+                    law
+                }
+            },
             strategy: self.strategy.get(),
             mode: self.mode.get(),
             unit_search: self.unit_search.get(),
@@ -365,9 +377,19 @@ pub fn App() -> impl IntoView {
             load_strategy(d, m, l, s, progress).await
         }
     });
-    let proxy = LocalResource::new(move || load_proxy(proxy_url.get()));
     let query = RwSignal::new(start.q.clone());
     let mode = RwSignal::new(start.mode);
+    // BM25 needs no network at all: the proxy is only asked when dense or hybrid search is chosen.
+    let proxy = LocalResource::new(move || {
+        let (url, needed) = (proxy_url.get(), mode.get() != Mode::Bm25);
+        async move {
+            if needed {
+                load_proxy(url).await
+            } else {
+                Err(Failure("BM25 braucht keinen Einbettungsdienst".into()))
+            }
+        }
+    });
     let unit_search = RwSignal::new(start.unit_search);
     let results = LocalResource::new(move || {
         let (q, m, u, p) = (query.get(), mode.get(), unit_search.get(), proxy_url.get());

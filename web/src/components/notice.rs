@@ -31,7 +31,11 @@ pub fn ProxyNotice() -> impl IntoView {
         if dismissed.get().as_deref() == Some(problem.as_str()) {
             return None;
         }
-        let shown = problem.clone();
+        let shown = if problem.ends_with('.') {
+            problem.clone()
+        } else {
+            format!("{problem}.")
+        };
         Some(view! {
             <div class="notice" role="status" id="proxy-notice">
                 <p>

@@ -1,0 +1,540 @@
+//! The browser app end to end in real headless Chromium (Debian `chromium` + `chromium-driver`, WebDriver over
+//! loopback): the built app (`dist/`, from `trunk build`; `PARAGRAF_WEB_DIST` points elsewhere) and bundles of
+//! the first norms of the real GG are served on 127.0.0.1, `paragraf proxy` embeds the queries. Missing dist or
+//! browser fails the test with the command to run; screenshots land in `target/e2e-screenshots/`.
+
+use crate::util::{free_port, paragraf, run_ok, serve_static, shared, temp_dir};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn dist() -> PathBuf {
+    let dist = std::env::var_os("PARAGRAF_WEB_DIST")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("dist"));
+    assert!(
+        dist.join("index.html").exists(),
+        "no built web app at {}: run `trunk build --release` first (scripts/test.sh does), or set PARAGRAF_WEB_DIST",
+        dist.display()
+    );
+    dist
+}
+
+fn tool(env: &str, default: &str, hint: &str) -> PathBuf {
+    let path = std::env::var_os(env)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(default));
+    assert!(
+        path.exists(),
+        "{} not found: {hint} (or set {env})",
+        path.display()
+    );
+    path
+}
+
+/// Kills the child when dropped.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_proxy(origin: &str) -> (Guard, String) {
+    let mut child = paragraf()
+        .args([
+            "proxy",
+            "--bind",
+            "127.0.0.1:0",
+            "--allow-origin",
+            origin,
+            "--model",
+        ])
+        .arg(crate::util::model_path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start paragraf proxy");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("proxy did not start: {line:?}"))
+        .to_string();
+    (Guard(child), format!("http://{addr}"))
+}
+
+/// A minimal W3C WebDriver client over chromedriver.
+struct Browser {
+    agent: ureq::Agent,
+    base: String,
+    _driver: Guard,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    fn start() -> Browser {
+        let chromium = tool(
+            "CHROMIUM",
+            "/usr/bin/chromium",
+            "install Debian's chromium (scripts/setup.sh)",
+        );
+        let driver = tool(
+            "CHROMEDRIVER",
+            "/usr/bin/chromedriver",
+            "install Debian's chromium-driver (scripts/setup.sh)",
+        );
+        let port = free_port();
+        let child = Command::new(driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver");
+        let driver = Guard(child);
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let base = format!("http://127.0.0.1:{port}");
+        let start = Instant::now();
+        while agent.get(&format!("{base}/status")).call().is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "chromedriver did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let profile = temp_dir();
+        let mut browser = Browser {
+            agent,
+            base,
+            _driver: driver,
+            _profile: profile,
+        };
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--window-size=1280,1000",
+            &format!("--user-data-dir={}", browser._profile.path().display()),
+        ];
+        let session = browser.call(
+            "POST",
+            "/session",
+            json!({"capabilities": {"alwaysMatch": {
+                "browserName": "chrome",
+                "goog:chromeOptions": {"binary": chromium, "args": args},
+                "goog:loggingPrefs": {"browser": "ALL"},
+            }}}),
+        );
+        let id = session["sessionId"]
+            .as_str()
+            .expect("session id")
+            .to_string();
+        browser.base = format!("{}/session/{id}", browser.base);
+        browser
+    }
+
+    fn call(&self, method: &str, path: &str, body: Value) -> Value {
+        let url = format!("{}{path}", self.base);
+        let response = match method {
+            "GET" => self.agent.get(&url).call(),
+            "DELETE" => self.agent.delete(&url).call(),
+            _ => self
+                .agent
+                .post(&url)
+                .header("Content-Type", "application/json")
+                .send(body.to_string()),
+        };
+        let mut response = response.unwrap_or_else(|e| panic!("webdriver {method} {path}: {e}"));
+        let status = response.status();
+        let text = response.body_mut().read_to_string().unwrap();
+        let value: Value =
+            serde_json::from_str(&text).unwrap_or_else(|_| panic!("webdriver answer {text}"));
+        assert!(
+            status.is_success(),
+            "webdriver {method} {path} failed ({status}): {text}"
+        );
+        value["value"].clone()
+    }
+
+    fn goto(&self, url: &str) {
+        self.call("POST", "/url", json!({ "url": url }));
+    }
+
+    fn script(&self, source: &str, args: Value) -> Value {
+        self.call(
+            "POST",
+            "/execute/sync",
+            json!({ "script": source, "args": args }),
+        )
+    }
+
+    /// Text of the first element matching `css`, if any.
+    fn text(&self, css: &str) -> Option<String> {
+        self.script(
+            "const e = document.querySelector(arguments[0]); return e ? e.innerText : null;",
+            json!([css]),
+        )
+        .as_str()
+        .map(str::to_string)
+    }
+
+    fn count(&self, css: &str) -> usize {
+        self.script(
+            "return document.querySelectorAll(arguments[0]).length;",
+            json!([css]),
+        )
+        .as_u64()
+        .unwrap() as usize
+    }
+
+    /// Waits until `css` exists and its text satisfies `ok`; panics with the page's text otherwise.
+    fn wait_text(&self, css: &str, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            if let Some(text) = self.text(css) {
+                if ok(&text) {
+                    return text;
+                }
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                panic!(
+                    "timed out waiting for {what} ({css}); page says:\n{}",
+                    self.text("body").unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn element(&self, css: &str) -> String {
+        let v = self.call(
+            "POST",
+            "/element",
+            json!({"using": "css selector", "value": css}),
+        );
+        v.as_object()
+            .and_then(|o| o.values().next())
+            .and_then(|v| v.as_str())
+            .expect("element id")
+            .to_string()
+    }
+
+    fn click(&self, css: &str) {
+        let id = self.element(css);
+        self.call("POST", &format!("/element/{id}/click"), json!({}));
+    }
+
+    fn type_into(&self, css: &str, text: &str) {
+        let id = self.element(css);
+        self.call("POST", &format!("/element/{id}/clear"), json!({}));
+        self.call(
+            "POST",
+            &format!("/element/{id}/value"),
+            json!({ "text": text }),
+        );
+    }
+
+    fn select(&self, css: &str, value: &str) {
+        self.click(&format!("{css} option[value=\"{value}\"]"));
+    }
+
+    fn current_url(&self) -> String {
+        self.call("GET", "/url", Value::Null)
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    fn resize(&self, width: u32, height: u32) {
+        self.call(
+            "POST",
+            "/window/rect",
+            json!({"width": width, "height": height}),
+        );
+    }
+
+    fn screenshot(&self, name: &str) {
+        let data = self.call("GET", "/screenshot", Value::Null);
+        let png = base64_decode(data.as_str().unwrap());
+        let dir = repo_root().join("target/e2e-screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+
+    /// Console entries at level SEVERE since the last call, minus those matching `expected`.
+    fn console_errors(&self, expected: &[&str]) -> Vec<String> {
+        let logs = self.call("POST", "/se/log", json!({"type": "browser"}));
+        logs.as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["level"] == "SEVERE")
+            .map(|e| e["message"].as_str().unwrap_or_default().to_string())
+            .filter(|m| !expected.iter().any(|x| m.contains(x)))
+            .collect()
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.agent.delete(&self.base).call();
+    }
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    };
+    let bytes: Vec<u8> = text
+        .bytes()
+        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
+        .collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= (value(c) as u32) << (18 - 6 * i);
+        }
+        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    out
+}
+
+/// The first `norms` norms of the GG (Präambel, Art. 1 ff.) as a small, real law.
+fn small_gg(dir: &Path, norms: usize) -> PathBuf {
+    let xml = std::fs::read_to_string(shared("corpus/GG.xml")).unwrap();
+    let parts: Vec<&str> = xml.split("<norm ").collect();
+    let path = dir.join("GG.xml");
+    std::fs::write(
+        &path,
+        format!("{}</dokumente>", parts[..=norms].join("<norm ")),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
+    let dist = dist();
+    let dir = temp_dir();
+    let bundles = dir.path().join("bundles");
+    let xml = small_gg(dir.path(), 40);
+    let model = crate::util::model_path();
+    run_ok(&[
+        "build",
+        "--law",
+        xml.to_str().unwrap(),
+        "--strategies",
+        "section,subsection,sentence",
+        "--out",
+        bundles.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+    ]);
+    // A second bundle folder whose law bundle is corrupt (one flipped byte in the payload).
+    let bad = dir.path().join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(bundles.join("manifest.json")).unwrap())
+            .unwrap();
+    for entry in manifest["laws"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(manifest["bundles"].as_array().unwrap())
+    {
+        let file = entry["file"].as_str().unwrap();
+        let mut bytes = std::fs::read(bundles.join(file)).unwrap();
+        if entry.get("strategy").is_none() {
+            let last = bytes.len() - 10;
+            bytes[last] ^= 0x55;
+        }
+        std::fs::write(bad.join(file), bytes).unwrap();
+    }
+    std::fs::copy(bundles.join("manifest.json"), bad.join("manifest.json")).unwrap();
+
+    let site = serve_static(vec![
+        ("/bundles/".into(), bundles.clone()),
+        ("/bad/".into(), bad.clone()),
+        ("/".into(), dist.clone()),
+    ]);
+    let origin = format!("http://{site}");
+    let (proxy, proxy_url) = start_proxy(&origin);
+    let browser = Browser::start();
+
+    // 1. Hybrid search with the proxy; Enter submits.
+    let cold = Instant::now();
+    browser.goto(&format!("{origin}/?proxy={proxy_url}"));
+    browser.wait_text("#loaded", "the bundles to load", |t| {
+        t.contains("Bereit: GG")
+    });
+    let first_ready = cold.elapsed();
+    browser.type_into("#q", "Freiheit der Meinungsäußerung und der Presse\u{E007}");
+    let meta = browser.wait_text("#result-meta", "hybrid results", |t| {
+        t.contains("Strategie section")
+    });
+    assert!(meta.contains("hybrid"), "{meta}");
+    assert!(
+        meta.contains("Anfragevektor"),
+        "the query vector came from the proxy: {meta}"
+    );
+    let headings = browser.text(".results").unwrap();
+    assert!(
+        headings.contains("Art 5") || headings.contains("Art. 5"),
+        "Art. 5 GG is a hit:\n{headings}"
+    );
+    assert!(browser.count(".result") >= 5 && browser.count(".result") <= 10);
+    assert!(
+        browser.count("a[href^=\"https://www.gesetze-im-internet.de/\"]") >= 5,
+        "official links"
+    );
+    browser.screenshot("1-hybrid-section");
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    // 2. Another strategy highlights the sentence that scored; then BM25 only.
+    browser.select("#strategy", "sentence");
+    browser.wait_text("#result-meta", "sentence results", |t| {
+        t.contains("Strategie sentence")
+    });
+    assert!(
+        browser.count("mark.hit0") >= 1,
+        "the best sentence is highlighted"
+    );
+    browser.click("input[name=mode][value=bm25]");
+    let meta = browser.wait_text("#result-meta", "BM25 results", |t| t.contains("BM25"));
+    assert!(
+        !meta.contains("Anfragevektor"),
+        "BM25 needs no query vector: {meta}"
+    );
+    let bm25_top = browser.text("#r0 h2").unwrap();
+    browser.screenshot("2-sentence-bm25");
+
+    // 3. The URL carries the state: reloading it in a fresh page gives the same search.
+    let shared_url = browser.current_url();
+    for part in ["q=Freiheit", "s=sentence", "mode=bm25", "law="] {
+        assert!(shared_url.contains(part), "{part} missing in {shared_url}");
+    }
+    browser.goto("about:blank");
+    browser.goto(&shared_url);
+    browser.wait_text("#result-meta", "results after reload", |t| {
+        t.contains("Strategie sentence") && t.contains("BM25")
+    });
+    assert_eq!(browser.text("#r0 h2").unwrap(), bm25_top);
+    assert_eq!(
+        browser.script("return document.getElementById('q').value", json!([])),
+        json!("Freiheit der Meinungsäußerung und der Presse")
+    );
+
+    // 4. A citation jumps to the section; `/` focuses the search box.
+    browser.script("document.activeElement.blur()", json!([]));
+    browser.call(
+        "POST",
+        "/actions",
+        json!({"actions": [{"type": "key", "id": "kb", "actions": [
+        {"type": "keyDown", "value": "/"}, {"type": "keyUp", "value": "/"}]}]}),
+    );
+    assert_eq!(
+        browser.script("return document.activeElement.id", json!([])),
+        json!("q")
+    );
+    browser.type_into("#q", "Art. 1 GG\u{E007}");
+    browser.wait_text("#r0", "the cited article first", |t| t.contains("zitiert"));
+    let cited = browser.text("#r0 h2").unwrap();
+    assert!(cited == "Art. 1" || cited.starts_with("Art. 1 "), "{cited}");
+    browser.screenshot("3-citation");
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    // 5. Proxy gone: hybrid falls back to BM25 with one notice.
+    drop(proxy);
+    browser.goto(&format!(
+        "{origin}/?proxy={proxy_url}&q=Asylrecht+politisch+Verfolgter"
+    ));
+    let meta = browser.wait_text("#result-meta", "results without the proxy", |t| {
+        t.contains("Treffer")
+    });
+    assert!(meta.contains("BM25"), "{meta}");
+    browser.wait_text("#proxy-notice", "the proxy notice", |t| {
+        t.contains("Nur lexikalische Suche")
+    });
+    browser.type_into("#q", "Männer und Frauen sind gleichberechtigt\u{E007}");
+    browser.wait_text("#result-meta", "a second search without the proxy", |t| {
+        t.contains("Treffer") && t.contains("BM25")
+    });
+    browser.wait_text(".results", "new results", |t| {
+        t.contains("Art 3") || t.contains("Art. 3")
+    });
+    assert_eq!(
+        browser.count("#proxy-notice"),
+        1,
+        "the notice is shown once"
+    );
+    browser.screenshot("4-proxy-off");
+    let errors = browser.console_errors(&["ERR_CONNECTION_REFUSED"]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    // 6. A corrupt law bundle: the reason is on the page.
+    browser.goto(&format!("{origin}/?data=bad/&mode=bm25"));
+    let error = browser.wait_text("#error", "the corrupt-bundle error", |t| {
+        t.contains("bundle is corrupt")
+    });
+    assert!(error.contains("Gesetzesbündel GG.law."), "{error}");
+    browser.screenshot("5-corrupt-bundle");
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    // 7. Phone width: results stay readable.
+    browser.resize(390, 844);
+    browser.goto(&format!(
+        "{origin}/?q=Menschenw%C3%BCrde&mode=bm25&s=subsection"
+    ));
+    browser.wait_text("#result-meta", "results on a phone", |t| {
+        t.contains("Strategie subsection")
+    });
+    let overflow = browser.script(
+        "return document.documentElement.scrollWidth > window.innerWidth + 1",
+        json!([]),
+    );
+    let wide = browser.script(
+        "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)\
+         .slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).join(', ')",
+        json!([]),
+    );
+    assert_eq!(
+        overflow,
+        json!(false),
+        "no horizontal scrolling on a phone; too wide: {wide}"
+    );
+    browser.screenshot("6-phone");
+    eprintln!(
+        "app ready after {:.2} s from a cold start",
+        first_ready.as_secs_f64()
+    );
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}
