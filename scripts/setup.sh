@@ -20,7 +20,7 @@ if ! ./target/debug/paragraf model info >/dev/null 2>&1; then
 fi
 
 # The browser app: Trunk, wasm-bindgen at exactly the version in Cargo.lock, Chromium + chromedriver for the
-# end-to-end test, binaryen's wasm-opt (Debian's is version 108; Trunk.toml pins it so Trunk never downloads).
+# end-to-end test. No wasm-opt: Debian's binaryen 108 miscompiles the reference-types table (README, Browser app).
 step "fetching crates for every target (Trunk builds offline)"
 cargo fetch --locked
 
@@ -42,7 +42,6 @@ fi
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
-command -v wasm-opt >/dev/null || missing+=(binaryen)
 if [ ${#missing[@]} -gt 0 ]; then
   step "installing ${missing[*]} (Debian packages)"
   sudo=""
