@@ -166,7 +166,9 @@ async fn load_law(
         entry.bytes,
         |d, t| set_progress(progress, &label, d, t),
     )
-    .await?;
+    .await;
+    progress.set(None);
+    let bytes = bytes?;
     let bundle = LawBundle::from_bytes(&bytes)
         .map_err(|e| Failure(format!("Gesetzesbündel {}: {e}", entry.file)))?;
     drop(bytes);
@@ -200,13 +202,14 @@ async fn load_strategy(
         entry.bytes,
         |d, t| set_progress(progress, &label, d, t),
     )
-    .await?;
+    .await;
+    progress.set(None);
+    let bytes = bytes?;
     let bundle = StrategyBundle::from_bytes(&bytes)
         .map_err(|e| Failure(format!("Strategie-Bündel {}: {e}", entry.file)))?;
     drop(bytes);
     let index = StrategyIndex::new(bundle, &law.index.law)
         .map_err(|e| Failure(format!("Strategie-Bündel {}: {e}", entry.file)))?;
-    progress.set(None);
     Ok(Rc::new(LoadedStrategy { entry, index }))
 }
 
