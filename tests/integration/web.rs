@@ -406,6 +406,16 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         t.contains("Strategie section")
     });
     let first_result = cold.elapsed();
+    let retrieval_ms = |b: &Browser| {
+        b.script(
+            "return document.getElementById('result-meta').dataset.retrievalMs",
+            json!([]),
+        )
+        .as_str()
+        .and_then(|v| v.parse::<f64>().ok())
+        .expect("retrieval time on the page")
+    };
+    let hybrid_ms = retrieval_ms(&browser);
     assert!(meta.contains("hybrid"), "{meta}");
     assert!(
         meta.contains("Anfragevektor"),
@@ -441,6 +451,7 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         "BM25 needs no query vector: {meta}"
     );
     let bm25_top = browser.text("#r0 h2").unwrap();
+    let bm25_ms = retrieval_ms(&browser);
     browser.screenshot("2-sentence-bm25");
 
     // 3. The URL carries the state: reloading it in a fresh page gives the same search.
@@ -541,6 +552,9 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         "no horizontal scrolling on a phone; too wide: {wide}"
     );
     browser.screenshot("6-phone");
+    eprintln!(
+        "in-browser retrieval: hybrid section {hybrid_ms:.2} ms, BM25 sentence {bm25_ms:.2} ms"
+    );
     eprintln!(
         "cold start: bundles ready after {:.2} s, first hybrid result after {:.2} s (typing included)",
         first_ready.as_secs_f64(),
