@@ -385,9 +385,30 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     }
     std::fs::copy(bundles.join("manifest.json"), bad.join("manifest.json")).unwrap();
 
+    // A folder with an evaluation report as `paragraf eval` writes it, for the Strategies page.
+    let rep = dir.path().join("rep");
+    std::fs::create_dir_all(rep.join("report")).unwrap();
+    for entry in std::fs::read_dir(&bundles).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, rep.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let row = |strategy: &str, r10: f64, ms: f64| {
+        json!({"strategy": strategy, "mode": "hybrid", "recall": [[1, r10 / 2.0], [10, r10], [100, 0.9]],
+               "recall10_ci": [r10 - 0.05, r10 + 0.05], "mrr10": 0.2, "ndcg10": 0.25,
+               "latency_ms": {"mean": ms, "p50": ms, "p95": ms * 2.0}, "bundle_bytes": 1_000_000,
+               "build_seconds": 42.0, "units": 100, "p_vs_section": null})
+    };
+    let report = json!({"generator": "paragraf test", "questions": 50, "unit_search": "exact",
+        "query_embedding_ms_mean": 55.0,
+        "rows": [row("section", 0.412, 3.5), row("sentence", 0.377, 9.25)]});
+    std::fs::write(rep.join("report/report.json"), report.to_string()).unwrap();
+
     let site = serve_static(vec![
         ("/bundles/".into(), bundles.clone()),
         ("/bad/".into(), bad.clone()),
+        ("/rep/".into(), rep.clone()),
         ("/".into(), dist.clone()),
     ]);
     let origin = format!("http://{site}");
@@ -528,7 +549,18 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 
-    // 7. Phone width: results stay readable.
+    // 7. The Strategies page draws the report's figures (report.json is looked up beside the manifest first).
+    browser.goto(&format!("{origin}/?page=strategies&data=rep/&mode=bm25"));
+    let page = browser.wait_text("main", "the report's charts", |t| t.contains("Recall@10"));
+    assert!(page.contains("0.412 [0.362–0.462]"), "{page}");
+    assert!(page.contains("9.25 ms"), "{page}");
+    assert_eq!(browser.count("figure.chart"), 4);
+    assert_eq!(browser.count(".strategy-list li"), 21);
+    browser.screenshot("6-strategies");
+    let errors = browser.console_errors(&["rep/report.json - Failed to load resource"]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    // 8. Phone width: results stay readable.
     browser.resize(390, 844);
     browser.goto(&format!(
         "{origin}/?q=W%C3%BCrde+des+Menschen&mode=bm25&s=subsection"
@@ -551,7 +583,7 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         json!(false),
         "no horizontal scrolling on a phone; too wide: {wide}"
     );
-    browser.screenshot("6-phone");
+    browser.screenshot("7-phone");
     eprintln!(
         "in-browser retrieval: hybrid section {hybrid_ms:.2} ms, BM25 sentence {bm25_ms:.2} ms"
     );
