@@ -36,7 +36,12 @@ self.addEventListener("fetch", (event) => {
           }
           return response;
         })
-        .catch(() => caches.match(request).then((hit) => hit || Response.error()))
+        .catch(() =>
+          // Offline: the page itself under any query string (`?q=...` is app state), other files exactly.
+          caches
+            .match(request, { ignoreSearch: request.mode === "navigate" })
+            .then((hit) => hit || Response.error())
+        )
     );
   }
 });

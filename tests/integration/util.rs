@@ -80,6 +80,18 @@ pub fn encoder() -> &'static paragraf_embed::e5::E5Encoder {
 /// with the content types browsers insist on (`application/wasm` for streaming compilation). Runs until the
 /// test process ends.
 pub fn serve_static(roots: Vec<(String, PathBuf)>) -> std::net::SocketAddr {
+    serve_static_switchable(roots).0
+}
+
+/// [`serve_static`] with a switch: while it is on, every connection is closed unanswered (the site is "down").
+pub fn serve_static_switchable(
+    roots: Vec<(String, PathBuf)>,
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+) {
+    let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let switch = down.clone();
     use std::io::{BufRead, BufReader, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind static server");
     let addr = listener.local_addr().unwrap();
@@ -89,6 +101,10 @@ pub fn serve_static(roots: Vec<(String, PathBuf)>) -> std::net::SocketAddr {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
+            if down.load(std::sync::atomic::Ordering::SeqCst) {
+                drop(stream);
+                continue;
+            }
             let roots = roots.clone();
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
@@ -140,7 +156,7 @@ pub fn serve_static(roots: Vec<(String, PathBuf)>) -> std::net::SocketAddr {
             });
         }
     });
-    addr
+    (addr, switch)
 }
 
 /// A free loopback port (bound and released; fine for the child processes the tests start).

@@ -3,7 +3,7 @@
 //! the first norms of the real GG are served on 127.0.0.1, `paragraf proxy` embeds the queries. Missing dist or
 //! browser fails the test with the command to run; screenshots land in `target/e2e-screenshots/`.
 
-use crate::util::{free_port, paragraf, run_ok, serve_static, shared, temp_dir};
+use crate::util::{free_port, paragraf, run_ok, serve_static_switchable, shared, temp_dir};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -405,7 +405,7 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         "rows": [row("section", 0.412, 3.5), row("sentence", 0.377, 9.25)]});
     std::fs::write(rep.join("report/report.json"), report.to_string()).unwrap();
 
-    let site = serve_static(vec![
+    let (site, site_down) = serve_static_switchable(vec![
         ("/bundles/".into(), bundles.clone()),
         ("/bad/".into(), bad.clone()),
         ("/rep/".into(), rep.clone()),
@@ -538,6 +538,24 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     browser.screenshot("4-proxy-off");
     let errors = browser.console_errors(&["ERR_CONNECTION_REFUSED"]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    // 5b. Offline: the service worker serves the app and the bundles from its cache.
+    site_down.store(true, std::sync::atomic::Ordering::SeqCst);
+    browser.goto(&format!(
+        "{origin}/?q=Versammlungsfreiheit+friedlich&mode=bm25"
+    ));
+    browser.wait_text(".results", "results offline", |t| t.contains("Art. 8"));
+    // The network really is gone: a file that is not in the cache cannot be fetched.
+    let uncached = browser.call(
+        "POST",
+        "/execute/async",
+        json!({"script": "const done = arguments[arguments.length - 1];\
+            fetch('uncached-' + Date.now()).then(() => done('fetched'), () => done('offline'));", "args": []}),
+    );
+    assert_eq!(uncached, json!("offline"), "the site was still up");
+    browser.screenshot("4b-offline");
+    site_down.store(false, std::sync::atomic::Ordering::SeqCst);
+    let _ = browser.console_errors(&[]);
 
     // 6. A corrupt law bundle: the reason is on the page.
     browser.goto(&format!("{origin}/?data=bad/&mode=bm25"));
