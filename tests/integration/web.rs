@@ -557,6 +557,46 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     site_down.store(false, std::sync::atomic::Ordering::SeqCst);
     let _ = browser.console_errors(&[]);
 
+    // 5c. A proxy that serves another model: refused with the reason; dense search shows the error.
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let other_url = format!("http://{}", other.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for stream in other.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let body = r#"{"status":"ok","model":"some/other-model","dim":384}"#;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    browser.goto(&format!(
+        "{origin}/?proxy={other_url}&q=Versammlungsfreiheit"
+    ));
+    let notice = browser.wait_text("#proxy-notice", "the model-mismatch notice", |t| {
+        t.contains("nicht vergleichbar")
+    });
+    assert!(notice.contains("some/other-model"), "{notice}");
+    browser.wait_text("#result-meta", "BM25 results despite the mismatch", |t| {
+        t.contains("BM25")
+    });
+    browser.click("input[name=mode][value=dense]");
+    let error = browser.wait_text("#error", "the dense-mode refusal", |t| {
+        t.contains("nicht vergleichbar")
+    });
+    assert!(
+        error.contains("intfloat/multilingual-e5-small@q4"),
+        "{error}"
+    );
+    browser.screenshot("4c-model-mismatch");
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
     // 6. A corrupt law bundle: the reason is on the page.
     browser.goto(&format!("{origin}/?data=bad/&mode=bm25"));
     let error = browser.wait_text("#error", "the corrupt-bundle error", |t| {
