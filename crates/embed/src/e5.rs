@@ -30,7 +30,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::container::{dequantize_q4, Container, Q4_BLOCK_BYTES, QK};
-use crate::math::{add_layer_norm, gelu, Linear};
+use crate::math::{add_layer_norm, gelu_in_place, Linear};
 use crate::tokenizer::Tokenizer;
 use crate::{EmbedError, EmbeddingBackend, TextKind};
 
@@ -262,8 +262,7 @@ impl E5Encoder {
                 self.eps,
             );
             layer.ffn_in.forward(&x, &mut mid);
-            mid.par_chunks_mut(4096)
-                .for_each(|c| c.iter_mut().for_each(|v| *v = gelu(*v)));
+            mid.par_chunks_mut(4096).for_each(gelu_in_place);
             layer.ffn_out.forward(&mid, &mut tmp);
             add_layer_norm(
                 &mut x,
