@@ -4,20 +4,19 @@
 //! German stopwords, Snowball German, k1 = 1.2, b = 0.75, over sections as `§ N Titel` + newline + text) gets
 //! Recall@10 = 0.123 and MRR@10 = 0.085 on the dev split; the plain analyzer must land within ±0.015 of both.
 //! The folding / decompounding variants are measured and printed for comparison. HNSW recall is checked on
-//! text-like vectors of the real BGB sentences.
+//! the real BGB `fixed-16-4` bundle with real question vectors.
 
-use crate::util::{shared, shared_dir};
-use paragraf_core::analyzer::{Analyzer, AnalyzerConfig};
+use crate::util::{encoder, model_path, run_ok, shared, temp_dir};
+use paragraf_core::bundle::{LawBundle, StrategyBundle, VectorStore};
+use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
+use paragraf_core::analyzer::AnalyzerConfig;
 use paragraf_core::eval::metrics::{mean, recall_at, reciprocal_rank_at};
 use paragraf_core::eval::Question;
-use paragraf_core::rng::SplitMix64;
 use paragraf_core::search::bm25::{Bm25Index, Bm25Params};
 use paragraf_core::search::citation::cited_sections;
 use paragraf_core::search::exact::{self, QueryPrecision};
-use paragraf_core::search::hnsw;
-use paragraf_core::vectors::Int8Vectors;
 use paragraf_core::Law;
-use std::collections::{HashMap, HashSet};
+use paragraf_embed::{EmbeddingBackend, TextKind};
 use std::sync::OnceLock;
 
 fn bgb() -> &'static Law {
@@ -27,18 +26,16 @@ fn bgb() -> &'static Law {
 
 const DEV: &str = "eval/gerlayqa/bgb_dev.json";
 
-/// The dev questions, or `None` (with a message) when the dataset is not there.
-fn dev_questions() -> Option<Vec<Question>> {
-    let path = shared_dir().join(DEV);
-    if !path.exists() {
-        eprintln!(
-            "skipping: {} is missing (set PARAGRAF_SHARED)",
+/// The dev questions (research licence: read from the shared folder, never copied into the repository).
+fn dev_questions() -> Vec<Question> {
+    let path = shared(DEV);
+    let json = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read the GerLayQA dev questions {}: {e} (set PARAGRAF_SHARED to the shared data folder)",
             path.display()
-        );
-        return None;
-    }
-    let json = std::fs::read_to_string(&path).expect("read dev questions");
-    Some(serde_json::from_str(&json).expect("parse dev questions"))
+        )
+    });
+    serde_json::from_str(&json).expect("parse dev questions")
 }
 
 /// Recall@10 and MRR@10 of BM25 over the BGB's active sections, plus the number of gold ids missing.
@@ -87,9 +84,7 @@ fn evaluate(law: &Law, questions: &[Question], analyzer: AnalyzerConfig) -> (f64
 
 #[test]
 fn bm25_over_bgb_sections_matches_the_reference_on_dev() {
-    let Some(questions) = dev_questions() else {
-        return;
-    };
+    let questions = dev_questions();
     let law = bgb();
     let variants = [
         ("plain", AnalyzerConfig::PLAIN),
@@ -153,106 +148,83 @@ fn citation_queries_resolve_to_bgb_sections() {
     assert!(designations("Art. 1 GG").is_empty());
 }
 
-/// Text-like vectors from the real BGB without the encoder: TF-IDF over the analyzer's terms, projected to
-/// 384 dimensions with a seeded Gaussian matrix (Johnson–Lindenstrauss keeps the cosine structure), normalised.
-struct Projector {
-    vocabulary: HashMap<String, (usize, f32)>,
-    seed: u64,
-}
-
-impl Projector {
-    const DIM: usize = 384;
-
-    fn new(units: &[String], seed: u64) -> Self {
-        let analyzer = Analyzer::new(AnalyzerConfig::PLAIN);
-        let mut df: HashMap<String, u32> = HashMap::new();
-        for unit in units {
-            let terms: HashSet<String> = analyzer.terms(unit, None).into_iter().collect();
-            for t in terms {
-                *df.entry(t).or_insert(0) += 1;
-            }
-        }
-        let mut terms: Vec<(String, u32)> = df.into_iter().collect();
-        terms.sort();
-        let n = units.len() as f32;
-        let vocabulary = terms
-            .into_iter()
-            .enumerate()
-            .map(|(i, (t, df))| (t, (i, (n / df as f32).ln())))
-            .collect();
-        Self { vocabulary, seed }
-    }
-
-    fn project(&self, text: &str) -> Vec<f32> {
-        let mut tf: HashMap<usize, (u32, f32)> = HashMap::new();
-        for term in Analyzer::new(AnalyzerConfig::PLAIN).terms(text, None) {
-            if let Some(&(id, idf)) = self.vocabulary.get(&term) {
-                tf.entry(id).or_insert((0, idf)).0 += 1;
-            }
-        }
-        let mut v = vec![0f32; Self::DIM];
-        let mut ids: Vec<_> = tf.into_iter().collect();
-        ids.sort_by_key(|&(id, _)| id);
-        for (id, (count, idf)) in ids {
-            let mut rng =
-                SplitMix64::new(self.seed ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-            let weight = (1.0 + (count as f32).ln()) * idf;
-            for x in v.iter_mut() {
-                *x += weight * rng.normal() as f32;
-            }
-        }
-        let norm = v
-            .iter()
-            .map(|x| x * x)
-            .sum::<f32>()
-            .sqrt()
-            .max(f32::MIN_POSITIVE);
-        v.iter_mut().for_each(|x| *x /= norm);
-        v
-    }
-}
-
+/// HNSW against exact search where it matters: the BGB's largest strategy, `fixed-16-4` (~27k windows), built by
+/// the CLI with the real encoder, queried with real e5 vectors of dev questions. Checks units (the graph itself)
+/// and the top-10 sections the user sees.
 #[test]
-fn hnsw_recall_on_bgb_sentence_vectors() {
-    let Some(questions) = dev_questions() else {
-        return;
+fn hnsw_recall_on_the_bgb_fixed_16_4_bundle() {
+    let dir = temp_dir();
+    let out = dir.path().join("bundles");
+    let bgb_xml = shared("corpus/BGB.xml");
+    run_ok(&[
+        "build",
+        "--law",
+        bgb_xml.to_str().unwrap(),
+        "--strategies",
+        "fixed-16-4",
+        "--out",
+        out.to_str().unwrap(),
+        "--model",
+        model_path().to_str().unwrap(),
+    ]);
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    let file = |key: &str| out.join(manifest[key][0]["file"].as_str().unwrap());
+    let law = LawBundle::from_bytes(&std::fs::read(file("laws")).unwrap())
+        .unwrap()
+        .law;
+    let bundle = StrategyBundle::from_bytes(&std::fs::read(file("bundles")).unwrap()).unwrap();
+    let graph = bundle
+        .hnsw
+        .clone()
+        .expect("the BGB fixed-16-4 bundle carries an HNSW graph");
+    let VectorStore::Int8(vectors) = &bundle.vectors else {
+        panic!("int8 vectors by default")
     };
-    let law = bgb();
-    let units: Vec<String> = law
-        .active_sections()
-        .flat_map(|(_, s)| (0..s.sentences.len()).map(move |i| s.sentence_text(i).to_string()))
-        .collect();
-    let projector = Projector::new(&units, 7);
-    let rows: Vec<Vec<f32>> = units.iter().map(|u| projector.project(u)).collect();
-    let vectors = Int8Vectors::from_f32_rows(Projector::DIM as u32, &rows).unwrap();
-    let seed = hnsw::DEFAULT_SEED;
-    let graph = hnsw::Builder::default().seed(seed).build(&vectors);
-    let queries: Vec<Vec<f32>> = questions
-        .iter()
-        .take(300)
-        .map(|q| projector.project(&q.text()))
-        .collect();
-    let (mut hits10, mut hits100) = (0, 0);
+    let units = vectors.len();
+    let law_index = LawIndex::new(law);
+    let index = StrategyIndex::new(bundle.clone(), &law_index.law).unwrap();
+
+    let texts: Vec<String> = dev_questions().iter().take(200).map(Question::text).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let queries = encoder().embed(&refs, TextKind::Query).unwrap();
+    let (mut unit_hits, mut section_hits, mut section_total) = (0, 0, 0);
     for q in &queries {
-        let truth = exact::search(&vectors, q, 100, QueryPrecision::Int8).unwrap();
-        let found = graph.search(&vectors, q, 100).unwrap();
-        let truth10: Vec<u32> = truth[..10].iter().map(|h| h.index).collect();
-        let truth100: Vec<u32> = truth.iter().map(|h| h.index).collect();
-        hits10 += found[..10]
+        let truth: Vec<u32> = exact::search(vectors, q, 10, QueryPrecision::Int8)
+            .unwrap()
             .iter()
-            .filter(|h| truth10.contains(&h.index))
-            .count();
-        hits100 += found.iter().filter(|h| truth100.contains(&h.index)).count();
+            .map(|h| h.index)
+            .collect();
+        let found = graph.search(vectors, q, 10).unwrap();
+        unit_hits += found.iter().filter(|h| truth.contains(&h.index)).count();
+        let sections = |unit_search| {
+            let options = SearchOptions {
+                mode: Mode::Dense,
+                unit_search,
+                ..SearchOptions::default()
+            };
+            search(&law_index, Some(&index), "", Some(q), &options)
+                .unwrap()
+                .into_iter()
+                .map(|h| h.section)
+                .collect::<Vec<u32>>()
+        };
+        let (exact_top, hnsw_top) = (sections(UnitSearch::Exact), sections(UnitSearch::Hnsw));
+        section_total += exact_top.len();
+        section_hits += hnsw_top.iter().filter(|s| exact_top.contains(s)).count();
     }
-    let recall10 = hits10 as f64 / (10 * queries.len()) as f64;
-    let recall100 = hits100 as f64 / (100 * queries.len()) as f64;
+    let unit_recall = unit_hits as f64 / (10 * queries.len()) as f64;
+    let section_recall = section_hits as f64 / section_total as f64;
+    let settings = graph.settings();
     eprintln!(
-        "HNSW over {} BGB sentence vectors (TF-IDF projected to {}): recall@10 {recall10:.4}, recall@100 {recall100:.4} vs exact, {} dev questions, seed {seed:#x}",
-        units.len(),
-        Projector::DIM,
-        queries.len()
+        "HNSW on the BGB fixed-16-4 bundle ({units} units, {} dev questions, seed {:#x}, {settings:?}): \
+         unit recall@10 {unit_recall:.4}, section recall@10 {section_recall:.4} vs exact",
+        queries.len(),
+        graph.seed()
     );
-    assert!(recall10 >= 0.98, "recall@10 {recall10}");
+    assert!(units > 20_000, "{units} units");
+    assert!(unit_recall >= 0.98, "unit recall@10 {unit_recall}");
+    assert!(section_recall >= 0.98, "section recall@10 {section_recall}");
 }
 
 #[test]

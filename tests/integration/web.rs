@@ -4,10 +4,14 @@
 //! browser fails the test with the command to run; screenshots land in `target/e2e-screenshots/`.
 
 use crate::util::{free_port, paragraf, run_ok, serve_static_switchable, shared, temp_dir};
+use paragraf_core::bundle::{LawBundle, StrategyBundle};
+use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex};
+use paragraf_embed::{EmbeddingBackend, TextKind};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 fn repo_root() -> PathBuf {
@@ -324,45 +328,39 @@ fn base64_decode(text: &str) -> Vec<u8> {
     out
 }
 
-/// The first `norms` norms of the GG (Präambel, Art. 1 ff.) as a small, real law.
-fn small_gg(dir: &Path, norms: usize) -> PathBuf {
-    let xml = std::fs::read_to_string(shared("corpus/GG.xml")).unwrap();
-    let parts: Vec<&str> = xml.split("<norm ").collect();
-    let path = dir.join("GG.xml");
-    std::fs::write(
-        &path,
-        format!("{}</dokumente>", parts[..=norms].join("<norm ")),
-    )
-    .unwrap();
-    path
+/// Bundles (`section`, `subsection`, `sentence`) of the first 40 norms of the real GG (Präambel, Art. 1 ff.), built
+/// once per test run under the target folder and shared by the browser tests.
+fn gg_bundles() -> &'static Path {
+    static BUNDLES: OnceLock<PathBuf> = OnceLock::new();
+    BUNDLES.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("e2e-gg");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let xml = std::fs::read_to_string(shared("corpus/GG.xml")).unwrap();
+        let parts: Vec<&str> = xml.split("<norm ").collect();
+        let law = dir.join("GG.xml");
+        std::fs::write(&law, format!("{}</dokumente>", parts[..=40].join("<norm "))).unwrap();
+        let bundles = dir.join("bundles");
+        run_ok(&[
+            "build",
+            "--law",
+            law.to_str().unwrap(),
+            "--strategies",
+            "section,subsection,sentence",
+            "--out",
+            bundles.to_str().unwrap(),
+            "--model",
+            crate::util::model_path().to_str().unwrap(),
+        ]);
+        bundles
+    })
 }
 
 #[test]
 fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     let dist = dist();
     let dir = temp_dir();
-    // PARAGRAF_E2E_BUNDLES: a prebuilt bundle folder with the GG (e.g. the whole law, for the README's budget
-    // figures) instead of building the first 40 norms here.
-    let bundles = match std::env::var_os("PARAGRAF_E2E_BUNDLES") {
-        Some(prebuilt) => PathBuf::from(prebuilt),
-        None => {
-            let bundles = dir.path().join("bundles");
-            let xml = small_gg(dir.path(), 40);
-            let model = crate::util::model_path();
-            run_ok(&[
-                "build",
-                "--law",
-                xml.to_str().unwrap(),
-                "--strategies",
-                "section,subsection,sentence",
-                "--out",
-                bundles.to_str().unwrap(),
-                "--model",
-                model.to_str().unwrap(),
-            ]);
-            bundles
-        }
-    };
+    let bundles = gg_bundles().to_path_buf();
     // A second bundle folder whose law bundle is corrupt (one flipped byte in the payload).
     let bad = dir.path().join("bad");
     std::fs::create_dir_all(&bad).unwrap();
@@ -652,4 +650,154 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     );
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
+}
+
+/// Questions for the latency run: everyday wording, no citations (those skip retrieval).
+const LATENCY_QUERIES: [&str; 5] = [
+    "Kann mir der Vermieter wegen Eigenbedarf kündigen?",
+    "Wer haftet, wenn mein Hund ein fremdes Auto beschädigt?",
+    "Darf ich die gekaufte Ware zurückgeben, wenn sie mangelhaft ist?",
+    "Freiheit der Meinungsäußerung und der Presse",
+    "Wie lange habe ich Zeit, um einen Vertrag zu widerrufen?",
+];
+
+/// The README's budget figures: the first hybrid result after a cold start (fresh browser profile: nothing
+/// cached, no service worker), then retrieval-only time per strategy in the browser next to the same search run
+/// natively here. Bundles: PARAGRAF_E2E_BUNDLES (any law, e.g. the BGB bundles of the main job:
+/// `scripts/bench_web.sh`), else the GG test bundles. Asserts behaviour (results for every strategy, no console
+/// errors); prints the figures.
+#[test]
+fn browser_cold_start_and_retrieval_per_strategy() {
+    let dist = dist();
+    let bundles = std::env::var_os("PARAGRAF_E2E_BUNDLES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| gg_bundles().to_path_buf());
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(bundles.join("manifest.json")).unwrap())
+            .unwrap();
+    let law_file = manifest["laws"][0]["file"].as_str().unwrap();
+    let strategies: Vec<(String, String)> = manifest["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let name = b["strategy"].as_str().unwrap().to_string();
+            (name, b["file"].as_str().unwrap().to_string())
+        })
+        .collect();
+    let first = if strategies.iter().any(|(s, _)| s == "section") {
+        "section"
+    } else {
+        strategies[0].0.as_str()
+    };
+
+    let (site, _) = serve_static_switchable(vec![
+        ("/bundles/".into(), bundles.clone()),
+        ("/".into(), dist),
+    ]);
+    let origin = format!("http://{site}");
+    let (_proxy, proxy_url) = start_proxy(&origin);
+    let browser = Browser::start();
+    let encode = |q: &str| q.replace(' ', "+").replace('?', "%3F").replace(',', "%2C");
+    let cold = Instant::now();
+    browser.goto(&format!(
+        "{origin}/?proxy={proxy_url}&s={first}&mode=hybrid&q={}",
+        encode(LATENCY_QUERIES[0])
+    ));
+    browser.wait_text("#result-meta", "the first hybrid result", |t| {
+        t.contains(&format!("Strategie {first} ")) && t.contains("hybrid")
+    });
+    let cold_start = cold.elapsed();
+
+    // Marks the rendered results stale, so the next render is recognisable even with equal text.
+    let mark_stale = || {
+        browser.script(
+            "const m = document.getElementById('result-meta'); if (m) m.dataset.stale = '1'; return null",
+            json!([]),
+        );
+    };
+    let fresh_retrieval_ms = |what: &str| -> f64 {
+        let started = Instant::now();
+        loop {
+            let v = browser.script(
+                "const m = document.getElementById('result-meta'); \
+                 return m && !m.dataset.stale ? [m.dataset.retrievalMs, m.textContent] : null",
+                json!([]),
+            );
+            if let Some(pair) = v.as_array() {
+                let meta = pair[1].as_str().unwrap_or_default();
+                assert!(meta.contains("hybrid"), "{what}: {meta}");
+                return pair[0].as_str().unwrap().parse().unwrap();
+            }
+            if let Some(error) = browser.text("#error") {
+                panic!("{what}: {error}");
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "{what}: no new results"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+
+    let law = LawIndex::new(
+        LawBundle::from_bytes(&std::fs::read(bundles.join(law_file)).unwrap())
+            .unwrap()
+            .law,
+    );
+    let vectors = crate::util::encoder()
+        .embed(&LATENCY_QUERIES[..], TextKind::Query)
+        .unwrap();
+    let options = SearchOptions {
+        mode: Mode::Hybrid,
+        ..SearchOptions::default()
+    };
+    let mut table = Vec::new();
+    for (strategy, file) in &strategies {
+        mark_stale();
+        browser.select("#strategy", strategy);
+        fresh_retrieval_ms(&format!("{strategy}: first search"));
+        let mut browser_ms = Vec::new();
+        for q in &LATENCY_QUERIES[1..] {
+            mark_stale();
+            browser.type_into("#q", &format!("{q}\u{E007}"));
+            browser_ms.push(fresh_retrieval_ms(&format!("{strategy}: {q}")));
+        }
+        assert!(browser.count(".result") >= 1, "{strategy}: results");
+        let index = StrategyIndex::new(
+            StrategyBundle::from_bytes(&std::fs::read(bundles.join(file)).unwrap()).unwrap(),
+            &law.law,
+        )
+        .unwrap();
+        let mut native_ms = Vec::new();
+        for _ in 0..5 {
+            for (q, v) in LATENCY_QUERIES[1..].iter().zip(&vectors[1..]) {
+                let t0 = Instant::now();
+                std::hint::black_box(search(&law, Some(&index), q, Some(v), &options).unwrap());
+                native_ms.push(t0.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        table.push((strategy.clone(), median(browser_ms), median(native_ms)));
+    }
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    eprintln!(
+        "cold start ({}, fresh profile): first hybrid result for `{first}` after {:.2} s (query embedding included)",
+        law.law.abbreviation,
+        cold_start.as_secs_f64()
+    );
+    eprintln!("hybrid retrieval, median of 4 questions (browser) / 20 runs (native):");
+    eprintln!("{:<24} {:>12} {:>12} {:>8}", "strategy", "browser ms", "native ms", "ratio");
+    for (strategy, browser_ms, native_ms) in &table {
+        eprintln!(
+            "{strategy:<24} {browser_ms:>12.2} {native_ms:>12.3} {:>8.1}",
+            browser_ms / native_ms
+        );
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }

@@ -127,6 +127,16 @@ impl<'a> Embedder<'a> {
         }
     }
 
+    /// A line for the user: above the progress bars on a terminal, on stderr when the bars are hidden (logs, CI),
+    /// so a long build leaves a trace either way.
+    fn log(&self, line: String) {
+        if self.progress.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.progress.println(line).ok();
+        }
+    }
+
     /// The model id.
     pub fn model_id(&self) -> &str {
         self.backend.model_id()
@@ -167,6 +177,10 @@ impl<'a> Embedder<'a> {
                 .expect("valid template"),
             );
             bar.set_message(format!("embedding {label}"));
+            self.log(format!(
+                "embedding {label}: {} new texts, {total} tokens",
+                missing.len()
+            ));
             let started = Instant::now();
             // Batches of similar length waste less padding; sort by length, embed in chunks of ~8k tokens.
             let mut order: Vec<usize> = (0..missing.len()).collect();
@@ -261,6 +275,12 @@ pub fn build(
         let replaced = manifest.upsert_bundle(entry);
         manifest.save(&options.out)?;
         remove_superseded(&options.out, replaced, &file);
+        embedder.log(format!(
+            "built {}: {} units, {} bytes in {seconds:.1} s",
+            strategy.name(),
+            bundle.units.len(),
+            bytes.len()
+        ));
         report.strategies.push((
             strategy.name(),
             bundle.units.len(),

@@ -123,15 +123,22 @@ pub struct LawIndex {
     bm25_sections: Vec<u32>,
 }
 
-/// What a section is searched by lexically: its heading line and its text.
-pub fn section_document(law: &Law, index: usize) -> String {
+/// What a section is searched by lexically: its heading line (`title_weight` times: BM25 has no fields, so a
+/// repeated heading is how its words count more) and its text.
+pub fn section_document(law: &Law, index: usize, title_weight: usize) -> String {
     let s = &law.sections[index];
-    format!("{} {}\n{}", s.designation, s.title, s.text)
+    let heading = format!("{} {}\n", s.designation, s.title);
+    heading.repeat(title_weight.max(1)) + &s.text
 }
 
 impl LawIndex {
-    /// Indexes the law's active sections for BM25 with the default analyzer.
+    /// Indexes the law's active sections for BM25 with the default analyzer, heading counted once.
     pub fn new(law: Law) -> Self {
+        Self::with_title_weight(law, 1)
+    }
+
+    /// [`LawIndex::new`] with the section heading repeated `title_weight` times in the BM25 document.
+    pub fn with_title_weight(law: Law, title_weight: usize) -> Self {
         let bm25_sections: Vec<u32> = law
             .active_sections()
             .filter(|(_, s)| !s.text.is_empty())
@@ -139,7 +146,7 @@ impl LawIndex {
             .collect();
         let docs: Vec<String> = bm25_sections
             .iter()
-            .map(|&i| section_document(&law, i as usize))
+            .map(|&i| section_document(&law, i as usize, title_weight))
             .collect();
         let bm25 = Bm25Index::build(&docs, Default::default(), Bm25Params::default());
         LawIndex {

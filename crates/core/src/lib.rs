@@ -10,6 +10,7 @@ pub mod citations;
 pub mod engine;
 pub mod eval;
 pub mod law;
+pub mod question;
 pub mod rng;
 pub mod search;
 pub mod sentences;

@@ -14,10 +14,11 @@ use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex
 use paragraf_core::eval::metrics::{ndcg_at, recall_at, reciprocal_rank_at};
 use paragraf_core::eval::stats::{bootstrap_ci, friedman, holm, paired_permutation_test};
 use paragraf_core::eval::Question;
+use paragraf_core::question::clean_question;
 use paragraf_core::search::aggregate::Aggregation;
 use paragraf_core::strategy::parse_strategy_list;
 use paragraf_embed::cache::EmbeddingCache;
-use paragraf_embed::e5::E5Encoder;
+use paragraf_embed::e5::{E5Encoder, LongTextPolicy};
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -59,6 +60,15 @@ pub struct EvalArgs {
     /// RRF weight of the dense list.
     #[arg(long, default_value_t = 1.0)]
     dense_weight: f32,
+    /// Remove greetings, closings/signatures and links from the questions first (see `paragraf_core::question`).
+    #[arg(long)]
+    clean_questions: bool,
+    /// Questions over 510 tokens: keep the first 510 tokens, or average the vectors of 510-token windows.
+    #[arg(long, value_enum, default_value_t = LongQuestions::Truncate)]
+    long_questions: LongQuestions,
+    /// How many times a section's heading counts in its BM25 document.
+    #[arg(long, default_value_t = 1)]
+    title_weight: usize,
     /// Put sections cited in the question first (off: questions are judged on retrieval alone).
     #[arg(long)]
     citations: bool,
@@ -109,6 +119,12 @@ impl ModeArg {
             ModeArg::Hybrid => "hybrid",
         }
     }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LongQuestions {
+    Truncate,
+    WindowAverage,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -165,6 +181,9 @@ struct Report {
     aggregation: String,
     rrf_k: f32,
     weights: (f32, f32),
+    questions_cleaned: bool,
+    long_questions: &'static str,
+    title_weight: usize,
     query_embedding_ms_mean: Option<f64>,
     friedman: Vec<(String, f64, f64)>,
     rows: Vec<Row>,
@@ -233,7 +252,13 @@ pub fn run(args: EvalArgs) -> Result<()> {
         })
         .collect();
     let gold_sections: usize = gold.iter().map(Vec::len).sum();
-    let texts: Vec<String> = questions.iter().map(Question::text).collect();
+    let texts: Vec<String> = questions
+        .iter()
+        .map(|q| match args.clean_questions {
+            true => clean_question(&q.text()),
+            false => q.text(),
+        })
+        .collect();
 
     let (vectors, embed_ms) = if needs_vectors {
         let (v, ms) = embed_questions(&texts, &args, entries.first().map(|e| e.model.as_str()))?;
@@ -242,7 +267,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         (None, None)
     };
 
-    let law_index = LawIndex::new(law);
+    let law_index = LawIndex::with_title_weight(law, args.title_weight);
     let base = SearchOptions {
         aggregation: match args.aggregation {
             AggregationArg::Max => Aggregation::Max,
@@ -324,6 +349,12 @@ pub fn run(args: EvalArgs) -> Result<()> {
         aggregation: format!("{:?}", base.aggregation).to_lowercase(),
         rrf_k: args.rrf_k,
         weights: (args.bm25_weight, args.dense_weight),
+        questions_cleaned: args.clean_questions,
+        long_questions: match args.long_questions {
+            LongQuestions::Truncate => "truncate",
+            LongQuestions::WindowAverage => "window-average",
+        },
+        title_weight: args.title_weight,
         query_embedding_ms_mean: embed_ms,
         friedman: friedman_results,
         rows,
@@ -346,7 +377,11 @@ fn embed_questions(
 ) -> Result<(Vec<Vec<f32>>, f64)> {
     let encoder = E5Encoder::load(&paragraf_embed::model::resolve_model_path(
         args.model.as_deref(),
-    )?)?;
+    )?)?
+    .with_policy(match args.long_questions {
+        LongQuestions::Truncate => LongTextPolicy::Truncate,
+        LongQuestions::WindowAverage => LongTextPolicy::WindowAverage,
+    });
     if let Some(model) = bundle_model {
         if model != encoder.model_id() {
             bail!("the bundles were built with {model} but the local encoder is {}; rebuild the bundles or pass --model", encoder.model_id());
@@ -519,8 +554,8 @@ fn recall(row: &Row, k: usize) -> f64 {
 fn markdown(report: &Report) -> String {
     let mut md = String::new();
     md += &format!(
-        "{} questions ({}), {} gold sections, {} gold ids not in the corpus (counted as misses); unit search {}, aggregation {}, RRF k={} (weights bm25 {}, dense {})\n\n",
-        report.questions, report.questions_file, report.gold_sections, report.gold_missing_count, report.unit_search, report.aggregation, report.rrf_k, report.weights.0, report.weights.1
+        "{} questions ({}{}), {} gold sections, {} gold ids not in the corpus (counted as misses); long questions: {}; unit search {}, aggregation {}, RRF k={} (weights bm25 {}, dense {}); BM25 heading weight {}\n\n",
+        report.questions, report.questions_file, if report.questions_cleaned { ", cleaned" } else { "" }, report.gold_sections, report.gold_missing_count, report.long_questions, report.unit_search, report.aggregation, report.rrf_k, report.weights.0, report.weights.1, report.title_weight
     );
     md += "| strategy | mode | R@10 [95% CI] | R@1 | R@5 | R@25 | R@100 | MRR@10 | nDCG@10 | p vs section (Holm) | latency ms mean / p50 / p95 | units | bundle KB | build s |\n";
     md += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
