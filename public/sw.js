@@ -1,7 +1,9 @@
 // Paragraf's service worker: after the first visit the app and its bundles load with no network.
 // Content-hashed files (Trunk's `name-<hash>.js/_bg.wasm/.css`, bundles `GG.law.<hash>.pgb`) never change, so they
 // are served from the cache first; everything else (index.html, manifest.json, report.json) is fetched from the
-// network first and falls back to the cache when offline. A new build brings new names, so nothing stale is served.
+// network first and falls back to the cache when offline. A new build brings new names, so nothing stale is served,
+// and once a fresh index.html or manifest.json arrives, the hashed files of its folder that it no longer names are
+// deleted, so the cache holds one build (the BGB's 21 bundles alone are ~100 MB) instead of every build ever seen.
 const CACHE = "paragraf-v1";
 const HASHED = /[.-][0-9a-f]{16}(_bg)?\.(wasm|js|css|pgb)$/;
 
@@ -33,6 +35,9 @@ self.addEventListener("fetch", (event) => {
           if (response.ok) {
             const copy = response.clone();
             caches.open(CACHE).then((cache) => cache.put(request, copy));
+            if (request.mode === "navigate" || url.pathname.endsWith("/manifest.json")) {
+              event.waitUntil(prune(url, response.clone()));
+            }
           }
           return response;
         })
@@ -45,3 +50,18 @@ self.addEventListener("fetch", (event) => {
     );
   }
 });
+
+// Deletes cached hashed files in the folder of `url` that its fresh `response` (index.html names the app files,
+// manifest.json the bundles) does not name any more.
+async function prune(url, response) {
+  const text = await response.text();
+  const folder = url.pathname.slice(0, url.pathname.lastIndexOf("/") + 1);
+  const bundles = url.pathname.endsWith("/manifest.json");
+  const cache = await caches.open(CACHE);
+  for (const cached of await cache.keys()) {
+    const path = new URL(cached.url).pathname;
+    const name = path.slice(folder.length);
+    if (!path.startsWith(folder) || name.includes("/") || !HASHED.test(path)) continue;
+    if (name.endsWith(".pgb") === bundles && !text.includes(name)) await cache.delete(cached);
+  }
+}

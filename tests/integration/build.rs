@@ -1,6 +1,6 @@
 //! Chunking strategies on the real BGB and a full 21-strategy build of a small real law with the real encoder.
 
-use crate::util::{run, run_ok, shared, temp_dir};
+use crate::util::{build_args, run, run_ok, shared, temp_dir};
 use paragraf_build::chunk;
 use paragraf_core::bundle::{LawBundle, StrategyBundle, VectorStore};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
@@ -120,24 +120,19 @@ fn builds_all_21_strategies_of_a_small_law() {
     let dir = temp_dir();
     let xml = small_law(dir.path(), 30);
     let out = dir.path().join("bundles");
-    let model = crate::util::model_path();
-    let stdout = run_ok(&[
-        "build",
-        "--law",
-        xml.to_str().unwrap(),
-        "--strategies",
-        "all",
-        "--out",
-        out.to_str().unwrap(),
-        "--model",
-        model.to_str().unwrap(),
-        "--clusters",
-        "12",
-        "--raptor-branching",
-        "4",
-        "--hnsw-min-units",
-        "60",
-    ]);
+    let mut args = build_args(&xml, "all", &out);
+    args.extend(
+        [
+            "--clusters",
+            "12",
+            "--raptor-branching",
+            "4",
+            "--hnsw-min-units",
+            "60",
+        ]
+        .map(String::from),
+    );
+    let stdout = run_ok(&args);
     assert!(stdout.contains("embedded "), "{stdout}");
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
@@ -217,17 +212,7 @@ fn builds_all_21_strategies_of_a_small_law() {
     assert!(listing.contains("21 strategy bundles"), "{listing}");
     assert!(listing.contains("raptor-proposition"), "{listing}");
     // a second build reuses everything and lists the same files
-    run_ok(&[
-        "build",
-        "--law",
-        xml.to_str().unwrap(),
-        "--strategies",
-        "section",
-        "--out",
-        out.to_str().unwrap(),
-        "--model",
-        model.to_str().unwrap(),
-    ]);
+    run_ok(&build_args(&xml, "section", &out));
     let again: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(
@@ -253,18 +238,7 @@ fn unknown_strategies_and_corrupt_manifests_are_explained() {
         .contains("unknown strategy \"paragraphs\"; the strategies are: section, subsection"));
     std::fs::write(dir.path().join("manifest.json"), "{ not json").unwrap();
     let xml = small_law(dir.path(), 3);
-    let model = crate::util::model_path();
-    let out = run(&[
-        "build",
-        "--law",
-        xml.to_str().unwrap(),
-        "--strategies",
-        "section",
-        "--out",
-        dir.path().to_str().unwrap(),
-        "--model",
-        model.to_str().unwrap(),
-    ]);
+    let out = run(&build_args(&xml, "section", dir.path()));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("not a Paragraf manifest"), "{stderr}");
@@ -331,26 +305,24 @@ fn llm_generator_is_recorded_cached_and_resumable() {
     let out = dir.path().join("bundles");
     let cache = dir.path().join("llm-cache");
     let (url, answered) = fake_llm();
-    let model = crate::util::model_path();
-    let args = [
-        "build",
-        "--law",
-        xml.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--model",
-        model.to_str().unwrap(),
-        "--strategies",
+    let mut args = build_args(
+        &xml,
         "proposition,contextual-sentence,lumber-sentence,raptor-sentence",
-        "--llm-url",
-        &url,
-        "--llm-model",
-        "fake-model",
-        "--llm-cache",
-        cache.to_str().unwrap(),
-        "--raptor-branching",
-        "3",
-    ];
+        &out,
+    );
+    args.extend(
+        [
+            "--llm-url",
+            &url,
+            "--llm-model",
+            "fake-model",
+            "--llm-cache",
+            cache.to_str().unwrap(),
+            "--raptor-branching",
+            "3",
+        ]
+        .map(String::from),
+    );
     run_ok(&args);
     let first = answered.load(Ordering::SeqCst);
     assert!(first > 5, "the endpoint was asked {first} times");
@@ -385,21 +357,17 @@ fn llm_generator_is_recorded_cached_and_resumable() {
         "no new requests on a rebuild"
     );
     // a dead endpoint with an empty cache fails with a message naming it
-    let failed = run(&[
-        "build",
-        "--law",
-        xml.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--model",
-        model.to_str().unwrap(),
-        "--strategies",
-        "proposition",
-        "--llm-url",
-        "http://127.0.0.1:9",
-        "--llm-cache",
-        dir.path().join("empty").to_str().unwrap(),
-    ]);
+    let mut args = build_args(&xml, "proposition", &out);
+    args.extend(
+        [
+            "--llm-url",
+            "http://127.0.0.1:9",
+            "--llm-cache",
+            dir.path().join("empty").to_str().unwrap(),
+        ]
+        .map(String::from),
+    );
+    let failed = run(&args);
     assert!(!failed.status.success());
     assert!(String::from_utf8_lossy(&failed.stderr)
         .contains("language model endpoint http://127.0.0.1:9/v1/chat/completions"));

@@ -4,87 +4,23 @@
 //! small deterministic backend; here the point is that the shipped binary serves exactly the vectors the CLI and
 //! the library compute, starts and stops cleanly, and refuses to start on bad settings or a missing model.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use paragraf_embed::e5::E5Encoder;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use serde_json::Value;
 
-use crate::util::{paragraf, run, run_ok};
-
-/// The model file; a missing model fails the test (CI's set-up fetches it) instead of skipping silently.
-fn model() -> PathBuf {
-    paragraf_embed::model::resolve_model_path(None).unwrap_or_else(|e| {
-        panic!("the proxy tests need the e5 model: run `paragraf model fetch` ({e})")
-    })
-}
-
-/// A running `paragraf proxy` on a free loopback port; [`Proxy::stop`] sends SIGTERM, dropping kills it.
-struct Proxy {
-    child: Child,
-    addr: SocketAddr,
-}
+use crate::util::{model_path, paragraf, run, run_ok, Proxy};
 
 impl Proxy {
-    fn start(args: &[&str]) -> Proxy {
-        Proxy::start_with_env(args, &[])
-    }
-
-    fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Proxy {
-        let mut child = paragraf()
-            .args(["proxy", "--bind", "127.0.0.1:0", "--model"])
-            .arg(model())
-            .args(args)
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start paragraf proxy");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| {
-                let mut err = String::new();
-                child
-                    .stderr
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut err)
-                    .unwrap();
-                panic!("proxy did not start: {line:?}\n{err}")
-            })
-            .parse()
-            .unwrap();
-        Proxy { child, addr }
-    }
-
     /// Sends SIGTERM and returns the exit status and stderr.
     fn stop(mut self) -> (std::process::ExitStatus, String) {
         terminate(&self.child);
         let status = wait_with_timeout(&mut self.child, Duration::from_secs(15));
-        let mut err = String::new();
-        self.child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
-        (status, err)
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        (status, self.stderr())
     }
 }
 
@@ -169,14 +105,14 @@ fn proxy_serves_the_same_vectors_as_the_cli_and_the_library() {
     let served = floats(&json["vector"]);
 
     // The library's query embedding, bit for bit (f32 survives JSON exactly).
-    let encoder = E5Encoder::load(&model()).expect("load model");
+    let encoder = E5Encoder::load(&model_path()).expect("load model");
     let library = encoder
         .embed(&[QUESTION], TextKind::Query)
         .unwrap()
         .remove(0);
     assert_eq!(served, library);
     // The CLI's `paragraf embed --query` of the same text.
-    let model = model();
+    let model = model_path();
     let cli: Value = serde_json::from_str(&run_ok(&[
         "embed",
         "--json",
@@ -378,7 +314,7 @@ fn proxy_bench_is_bounded_and_reports() {
             "40",
             "--model",
         ])
-        .arg(model())
+        .arg(model_path())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -6,10 +6,10 @@
 //! The folding / decompounding variants are measured and printed for comparison. HNSW recall is checked on
 //! the real BGB `fixed-16-4` bundle with real question vectors.
 
-use crate::util::{encoder, model_path, run_ok, shared, temp_dir};
+use crate::util::{build_args, encoder, run_ok, shared, temp_dir};
+use paragraf_core::analyzer::AnalyzerConfig;
 use paragraf_core::bundle::{LawBundle, StrategyBundle, VectorStore};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
-use paragraf_core::analyzer::AnalyzerConfig;
 use paragraf_core::eval::metrics::{mean, recall_at, reciprocal_rank_at};
 use paragraf_core::eval::Question;
 use paragraf_core::search::bm25::{Bm25Index, Bm25Params};
@@ -156,17 +156,7 @@ fn hnsw_recall_on_the_bgb_fixed_16_4_bundle() {
     let dir = temp_dir();
     let out = dir.path().join("bundles");
     let bgb_xml = shared("corpus/BGB.xml");
-    run_ok(&[
-        "build",
-        "--law",
-        bgb_xml.to_str().unwrap(),
-        "--strategies",
-        "fixed-16-4",
-        "--out",
-        out.to_str().unwrap(),
-        "--model",
-        model_path().to_str().unwrap(),
-    ]);
+    run_ok(&build_args(&bgb_xml, "fixed-16-4", &out));
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     let file = |key: &str| out.join(manifest[key][0]["file"].as_str().unwrap());
@@ -185,7 +175,11 @@ fn hnsw_recall_on_the_bgb_fixed_16_4_bundle() {
     let law_index = LawIndex::new(law);
     let index = StrategyIndex::new(bundle.clone(), &law_index.law).unwrap();
 
-    let texts: Vec<String> = dev_questions().iter().take(200).map(Question::text).collect();
+    let texts: Vec<String> = dev_questions()
+        .iter()
+        .take(200)
+        .map(Question::text)
+        .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let queries = encoder().embed(&refs, TextKind::Query).unwrap();
     let (mut unit_hits, mut section_hits, mut section_total) = (0, 0, 0);

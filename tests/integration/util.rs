@@ -1,8 +1,12 @@
 //! Helpers shared by the integration tests: paths to shared data, a temp dir, running the CLI.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread::JoinHandle;
 
 /// The shared data folder (`../shared` beside the repository unless `PARAGRAF_SHARED` says otherwise).
 pub fn shared_dir() -> PathBuf {
@@ -40,17 +44,17 @@ pub fn paragraf() -> Command {
 }
 
 /// Runs the CLI with `args`, returning its output (whatever the exit code).
-pub fn run(args: &[&str]) -> Output {
+pub fn run<S: AsRef<OsStr>>(args: &[S]) -> Output {
     paragraf().args(args).output().expect("run paragraf")
 }
 
 /// Runs the CLI and asserts success, returning stdout as a string.
-pub fn run_ok(args: &[&str]) -> String {
+pub fn run_ok<S: AsRef<OsStr>>(args: &[S]) -> String {
     let out = run(args);
     assert!(
         out.status.success(),
         "paragraf {:?} failed ({}):\n{}",
-        args,
+        args.iter().map(|a| a.as_ref()).collect::<Vec<_>>(),
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
@@ -66,6 +70,93 @@ pub fn model_path() -> PathBuf {
             None => PathBuf::from(run_ok(&["model", "fetch"]).trim()),
         })
         .clone()
+}
+
+/// `paragraf build` of the law XML `law` into `out` with the real model; append further options.
+pub fn build_args(law: &Path, strategies: &str, out: &Path) -> Vec<String> {
+    let model = model_path();
+    [
+        "build",
+        "--law",
+        law.to_str().unwrap(),
+        "--strategies",
+        strategies,
+        "--out",
+        out.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// A running `paragraf proxy` with the real model on a free loopback port; dropping it kills the process.
+/// Its stderr is collected in the background (a full pipe would stall the server).
+pub struct Proxy {
+    pub child: Child,
+    pub addr: SocketAddr,
+    stderr: Option<JoinHandle<String>>,
+}
+
+impl Proxy {
+    pub fn start(args: &[&str]) -> Proxy {
+        Proxy::start_with_env(args, &[])
+    }
+
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Proxy {
+        let mut child = paragraf()
+            .args(["proxy", "--bind", "127.0.0.1:0", "--model"])
+            .arg(model_path())
+            .args(args)
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start paragraf proxy");
+        let mut pipe = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        });
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let mut proxy = Proxy {
+            child,
+            addr: "127.0.0.1:0".parse().unwrap(),
+            stderr: Some(stderr),
+        };
+        match line.trim().strip_prefix("listening on http://") {
+            Some(addr) => proxy.addr = addr.parse().unwrap(),
+            None => {
+                let _ = proxy.child.wait();
+                panic!("proxy did not start: {line:?}\n{}", proxy.stderr());
+            }
+        }
+        proxy
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Everything the process wrote to stderr; waits for it to exit, so stop or kill it first.
+    pub fn stderr(&mut self) -> String {
+        self.stderr
+            .take()
+            .map(|reader| reader.join().expect("stderr reader"))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// The real encoder, loaded once per test run.

@@ -3,12 +3,13 @@
 //! the first norms of the real GG are served on 127.0.0.1, `paragraf proxy` embeds the queries. Missing dist or
 //! browser fails the test with the command to run; screenshots land in `target/e2e-screenshots/`.
 
-use crate::util::{free_port, paragraf, run_ok, serve_static_switchable, shared, temp_dir};
+use crate::util::{
+    build_args, free_port, run_ok, serve_static_switchable, shared, temp_dir, Proxy,
+};
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex};
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -50,33 +51,6 @@ impl Drop for Guard {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn start_proxy(origin: &str) -> (Guard, String) {
-    let mut child = paragraf()
-        .args([
-            "proxy",
-            "--bind",
-            "127.0.0.1:0",
-            "--allow-origin",
-            origin,
-            "--model",
-        ])
-        .arg(crate::util::model_path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start paragraf proxy");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("proxy did not start: {line:?}"))
-        .to_string();
-    (Guard(child), format!("http://{addr}"))
 }
 
 /// A minimal W3C WebDriver client over chromedriver.
@@ -341,17 +315,7 @@ fn gg_bundles() -> &'static Path {
         let law = dir.join("GG.xml");
         std::fs::write(&law, format!("{}</dokumente>", parts[..=40].join("<norm "))).unwrap();
         let bundles = dir.join("bundles");
-        run_ok(&[
-            "build",
-            "--law",
-            law.to_str().unwrap(),
-            "--strategies",
-            "section,subsection,sentence",
-            "--out",
-            bundles.to_str().unwrap(),
-            "--model",
-            crate::util::model_path().to_str().unwrap(),
-        ]);
+        run_ok(&build_args(&law, "section,subsection,sentence", &bundles));
         bundles
     })
 }
@@ -410,7 +374,8 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         ("/".into(), dist.clone()),
     ]);
     let origin = format!("http://{site}");
-    let (proxy, proxy_url) = start_proxy(&origin);
+    let proxy = Proxy::start(&["--allow-origin", &origin]);
+    let proxy_url = proxy.url();
     let browser = Browser::start();
 
     // 1. Hybrid search with the proxy; Enter submits.
@@ -555,6 +520,43 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     site_down.store(false, std::sync::atomic::Ordering::SeqCst);
     let _ = browser.console_errors(&[]);
 
+    // 5b'. Back online, a fresh manifest prunes bundles of an older build from the cache (and keeps the current ones).
+    let cached_bundles = |b: &Browser| -> Vec<String> {
+        let names = b.call(
+            "POST",
+            "/execute/async",
+            json!({"script": "const done = arguments[arguments.length - 1];\
+                caches.open('paragraf-v1').then(c => c.keys()).then(keys => done(keys.map(k => k.url)\
+                .filter(u => u.endsWith('.pgb')).map(u => u.slice(u.lastIndexOf('/') + 1))));", "args": []}),
+        );
+        serde_json::from_value(names).unwrap()
+    };
+    browser.call(
+        "POST",
+        "/execute/async",
+        json!({"script": "const done = arguments[arguments.length - 1];\
+            caches.open('paragraf-v1').then(c => c.put('bundles/GG.section.0123456789abcdef.pgb', new Response('old')))\
+            .then(() => done(null));", "args": []}),
+    );
+    assert!(cached_bundles(&browser).contains(&"GG.section.0123456789abcdef.pgb".to_string()));
+    browser.goto(&format!("{origin}/?q=Versammlungsfreiheit&mode=bm25"));
+    browser.wait_text(".results", "results online again", |t| t.contains("Art. 8"));
+    let started = Instant::now();
+    while cached_bundles(&browser).contains(&"GG.section.0123456789abcdef.pgb".to_string()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the stale bundle was not pruned: {:?}",
+            cached_bundles(&browser)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let kept = cached_bundles(&browser);
+    assert!(
+        kept.iter().any(|n| n.starts_with("GG.law."))
+            && kept.iter().any(|n| n.starts_with("GG.section.")),
+        "current bundles stay cached: {kept:?}"
+    );
+
     // 5c. A proxy that serves another model: refused with the reason; dense search shows the error.
     let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let other_url = format!("http://{}", other.local_addr().unwrap());
@@ -696,7 +698,8 @@ fn browser_cold_start_and_retrieval_per_strategy() {
         ("/".into(), dist),
     ]);
     let origin = format!("http://{site}");
-    let (_proxy, proxy_url) = start_proxy(&origin);
+    let proxy = Proxy::start(&["--allow-origin", &origin]);
+    let proxy_url = proxy.url();
     let browser = Browser::start();
     let encode = |q: &str| q.replace(' ', "+").replace('?', "%3F").replace(',', "%2C");
     let cold = Instant::now();
@@ -788,7 +791,10 @@ fn browser_cold_start_and_retrieval_per_strategy() {
         cold_start.as_secs_f64()
     );
     eprintln!("hybrid retrieval, median of 4 questions (browser) / 20 runs (native):");
-    eprintln!("{:<24} {:>12} {:>12} {:>8}", "strategy", "browser ms", "native ms", "ratio");
+    eprintln!(
+        "{:<24} {:>12} {:>12} {:>8}",
+        "strategy", "browser ms", "native ms", "ratio"
+    );
     for (strategy, browser_ms, native_ms) in &table {
         eprintln!(
             "{strategy:<24} {browser_ms:>12.2} {native_ms:>12.3} {:>8.1}",

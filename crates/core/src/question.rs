@@ -140,14 +140,17 @@ mod tests {
 
     #[test]
     fn removes_greeting_closing_and_links() {
-        let q = "Sehr geehrte Damen und Herren,   mein Vermieter verlangt eine Mieterhöhung (siehe \
+        let q =
+            "Sehr geehrte Damen und Herren,   mein Vermieter verlangt eine Mieterhöhung (siehe \
                  https://example.org/brief). Ist das zulässig? Mit freundlichen Grüßen Max Muster";
         assert_eq!(
             clean_question(q),
             "mein Vermieter verlangt eine Mieterhöhung (siehe Ist das zulässig?"
         );
         assert_eq!(
-            clean_question("Hallo zusammen! Darf der Nachbar bauen? Vielen Dank im Voraus, LG Anna"),
+            clean_question(
+                "Hallo zusammen! Darf der Nachbar bauen? Vielen Dank im Voraus, LG Anna"
+            ),
             "Darf der Nachbar bauen?"
         );
         assert_eq!(

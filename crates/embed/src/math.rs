@@ -232,7 +232,10 @@ mod tests {
         for (&x, &g) in xs.iter().zip(&got) {
             let x64 = x as f64;
             let want = 0.5 * x64 * (1.0 + erf(x64 * std::f64::consts::FRAC_1_SQRT_2));
-            assert!((g as f64 - want).abs() < 2e-6, "gelu({x}) = {g}, want {want}");
+            assert!(
+                (g as f64 - want).abs() < 2e-6,
+                "gelu({x}) = {g}, want {want}"
+            );
         }
         let mut one = [1.0f32];
         gelu_in_place(&mut one);
