@@ -7,7 +7,7 @@ use crate::util::{
     build_args, free_port, run_ok, serve_static_switchable, shared, temp_dir, Proxy,
 };
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
-use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex};
+use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -419,6 +419,17 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 
+    // 1b. HNSW asked for on a bundle without a graph (40 norms): exact search, and the page says so.
+    assert!(meta.contains(" · exakt ·"), "{meta}");
+    browser.select("#unit-search", "hnsw");
+    browser.wait_text("#result-meta", "the HNSW fallback note", |t| {
+        t.contains("exakt (dieses Bündel hat keinen HNSW-Graphen)")
+    });
+    browser.select("#unit-search", "exact");
+    browser.wait_text("#result-meta", "exact search again", |t| {
+        t.contains(" · exakt ·")
+    });
+
     // 2. Another strategy highlights the sentence that scored; then BM25 only.
     browser.select("#strategy", "sentence");
     browser.wait_text("#result-meta", "sentence results", |t| {
@@ -757,30 +768,55 @@ fn browser_cold_start_and_retrieval_per_strategy() {
     };
     let mut table = Vec::new();
     for (strategy, file) in &strategies {
+        let bundle =
+            StrategyBundle::from_bytes(&std::fs::read(bundles.join(file)).unwrap()).unwrap();
+        let unit_searches: &[(UnitSearch, &str)] = match bundle.hnsw {
+            Some(_) => &[(UnitSearch::Exact, "exact"), (UnitSearch::Hnsw, "hnsw")],
+            None => &[(UnitSearch::Exact, "exact")],
+        };
+        let index = StrategyIndex::new(bundle, &law.law).unwrap();
         mark_stale();
         browser.select("#strategy", strategy);
         fresh_retrieval_ms(&format!("{strategy}: first search"));
-        let mut browser_ms = Vec::new();
-        for q in &LATENCY_QUERIES[1..] {
-            mark_stale();
-            browser.type_into("#q", &format!("{q}\u{E007}"));
-            browser_ms.push(fresh_retrieval_ms(&format!("{strategy}: {q}")));
-        }
-        assert!(browser.count(".result") >= 1, "{strategy}: results");
-        let index = StrategyIndex::new(
-            StrategyBundle::from_bytes(&std::fs::read(bundles.join(file)).unwrap()).unwrap(),
-            &law.law,
-        )
-        .unwrap();
-        let mut native_ms = Vec::new();
-        for _ in 0..5 {
-            for (q, v) in LATENCY_QUERIES[1..].iter().zip(&vectors[1..]) {
-                let t0 = Instant::now();
-                std::hint::black_box(search(&law, Some(&index), q, Some(v), &options).unwrap());
-                native_ms.push(t0.elapsed().as_secs_f64() * 1e3);
+        for &(unit_search, name) in unit_searches {
+            if unit_search == UnitSearch::Hnsw {
+                mark_stale();
+                browser.select("#unit-search", name);
+                let what = format!("{strategy}: HNSW");
+                fresh_retrieval_ms(&what);
+                let meta = browser.text("#result-meta").unwrap();
+                assert!(meta.contains(" · HNSW ·"), "{what}: {meta}");
+            }
+            let mut browser_ms = Vec::new();
+            for q in &LATENCY_QUERIES[1..] {
+                mark_stale();
+                browser.type_into("#q", &format!("{q}\u{E007}"));
+                browser_ms.push(fresh_retrieval_ms(&format!("{strategy} {name}: {q}")));
+            }
+            assert!(browser.count(".result") >= 1, "{strategy}: results");
+            let options = SearchOptions {
+                unit_search,
+                ..options
+            };
+            let mut native_ms = Vec::new();
+            for _ in 0..5 {
+                for (q, v) in LATENCY_QUERIES[1..].iter().zip(&vectors[1..]) {
+                    let t0 = Instant::now();
+                    std::hint::black_box(search(&law, Some(&index), q, Some(v), &options).unwrap());
+                    native_ms.push(t0.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+            table.push((
+                format!("{strategy} ({name})"),
+                median(browser_ms),
+                median(native_ms),
+            ));
+            if unit_search == UnitSearch::Hnsw {
+                mark_stale();
+                browser.select("#unit-search", "exact");
+                fresh_retrieval_ms(&format!("{strategy}: back to exact"));
             }
         }
-        table.push((strategy.clone(), median(browser_ms), median(native_ms)));
     }
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
@@ -792,12 +828,12 @@ fn browser_cold_start_and_retrieval_per_strategy() {
     );
     eprintln!("hybrid retrieval, median of 4 questions (browser) / 20 runs (native):");
     eprintln!(
-        "{:<24} {:>12} {:>12} {:>8}",
-        "strategy", "browser ms", "native ms", "ratio"
+        "{:<32} {:>12} {:>12} {:>8}",
+        "strategy (unit search)", "browser ms", "native ms", "ratio"
     );
     for (strategy, browser_ms, native_ms) in &table {
         eprintln!(
-            "{strategy:<24} {browser_ms:>12.2} {native_ms:>12.3} {:>8.1}",
+            "{strategy:<32} {browser_ms:>12.2} {native_ms:>12.3} {:>8.1}",
             browser_ms / native_ms
         );
     }

@@ -39,6 +39,10 @@ pub struct Outcome {
     pub hits: Vec<SectionHit>,
     /// The mode that actually ran.
     pub mode: Mode,
+    /// How units were found: HNSW only when asked for and the bundle has a graph (small bundles have none).
+    pub unit_search: UnitSearch,
+    /// HNSW was asked for, but the bundle has no graph.
+    pub hnsw_unavailable: bool,
     /// Core search time in the browser (ms).
     pub retrieval_ms: f64,
     /// Time for the query vector (ms), when one was fetched.
@@ -331,6 +335,11 @@ async fn run_search(
         strategy,
         hits,
         mode: ran,
+        unit_search: match (unit_search, &strategy.index.bundle.hnsw) {
+            (UnitSearch::Hnsw, Some(_)) => UnitSearch::Hnsw,
+            _ => UnitSearch::Exact,
+        },
+        hnsw_unavailable: unit_search == UnitSearch::Hnsw && strategy.index.bundle.hnsw.is_none(),
         retrieval_ms,
         embed_ms,
     }))

@@ -253,6 +253,13 @@ impl StrategyIndex {
                 options.unit_k,
             ));
         }
+        if let (UnitSearch::Hnsw, Some(graph), VectorStore::Int8(vectors)) =
+            (options.unit_search, &self.bundle.hnsw, &self.bundle.vectors)
+        {
+            return graph.search(vectors, query, options.unit_k).map_err(|e| {
+                EngineError::Inconsistent(self.bundle.strategy.clone(), e.to_string())
+            });
+        }
         Ok(top_rows(&self.bundle.vectors, query, options.unit_k, None))
     }
 

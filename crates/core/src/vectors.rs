@@ -41,26 +41,79 @@ pub enum VectorError {
 }
 
 /// Symmetrically quantised vectors, row-major: row `i` is `values[i * dim..(i + 1) * dim] * scales[i]`.
+///
+/// Scales are half-precision values (held as f32): a half's 11-bit mantissa is far finer than the int8 steps it
+/// scales, and it saves 2 of the 388 bytes per vector on disk.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "RawInt8Vectors")]
+#[serde(into = "RawInt8Vectors", try_from = "RawInt8Vectors")]
 pub struct Int8Vectors {
     dim: u32,
     values: Vec<i8>,
     scales: Vec<f32>,
 }
 
-/// The serialised form, validated into [`Int8Vectors`].
-#[derive(Deserialize)]
+/// The serialised form, validated into [`Int8Vectors`]; scales as IEEE half bits, little-endian.
+#[derive(Clone, Serialize, Deserialize)]
 struct RawInt8Vectors {
     dim: u32,
     values: Vec<i8>,
-    scales: Vec<f32>,
+    scales: Vec<[u8; 2]>,
+}
+
+impl From<Int8Vectors> for RawInt8Vectors {
+    fn from(v: Int8Vectors) -> Self {
+        RawInt8Vectors {
+            dim: v.dim,
+            values: v.values,
+            scales: v
+                .scales
+                .iter()
+                .map(|&s| half_at_least(s).expect("scales are halves").to_le_bytes())
+                .collect(),
+        }
+    }
 }
 
 impl TryFrom<RawInt8Vectors> for Int8Vectors {
     type Error = VectorError;
     fn try_from(raw: RawInt8Vectors) -> Result<Self, VectorError> {
-        Self::from_parts(raw.dim, raw.values, raw.scales)
+        let scales = raw
+            .scales
+            .iter()
+            .map(|&b| half_to_f32(u16::from_le_bytes(b)))
+            .collect();
+        Self::from_parts(raw.dim, raw.values, scales)
+    }
+}
+
+/// The bits of the smallest positive IEEE half that is `>= x` (`x >= 0`; below the smallest normal half, that
+/// one), or `None` beyond the largest half (65504).
+fn half_at_least(x: f32) -> Option<u16> {
+    const SMALLEST_NORMAL: u16 = 0x0400; // 2^-14
+    if x <= half_to_f32(SMALLEST_NORMAL) {
+        return Some(SMALLEST_NORMAL);
+    }
+    let bits = x.to_bits();
+    let exponent = ((bits >> 23) & 0xff) as i32 - 127 + 15;
+    if exponent >= 31 {
+        return None;
+    }
+    let mantissa = bits & 0x7f_ffff;
+    // A carry out of the mantissa correctly bumps the exponent.
+    let half = ((exponent as u32) << 10 | mantissa >> 13) + u32::from(mantissa & 0x1fff != 0);
+    (half < 0x7c00).then_some(half as u16)
+}
+
+/// An IEEE half's value (infinities and NaN included, so that validation can reject them).
+fn half_to_f32(half: u16) -> f32 {
+    let sign = if half & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exponent = i32::from((half >> 10) & 0x1f);
+    let mantissa = f32::from(half & 0x3ff);
+    sign * match exponent {
+        0 => mantissa * 2f32.powi(-24),
+        31 if mantissa == 0.0 => f32::INFINITY,
+        31 => f32::NAN,
+        e => (1.0 + mantissa / 1024.0) * 2f32.powi(e - 15),
     }
 }
 
@@ -95,7 +148,7 @@ impl Int8Vectors {
     }
 
     /// Validates stored parts.
-    pub fn from_parts(dim: u32, values: Vec<i8>, scales: Vec<f32>) -> Result<Self, VectorError> {
+    fn from_parts(dim: u32, values: Vec<i8>, scales: Vec<f32>) -> Result<Self, VectorError> {
         if dim == 0 || values.len() != scales.len() * dim as usize {
             return Err(VectorError::Shape {
                 dim,
@@ -103,7 +156,7 @@ impl Int8Vectors {
                 scales: scales.len(),
             });
         }
-        if let Some(row) = scales.iter().position(|s| !s.is_finite()) {
+        if let Some(row) = scales.iter().position(|s| !s.is_finite() || *s < 0.0) {
             return Err(VectorError::NotFinite { row });
         }
         Ok(Self {
@@ -119,8 +172,17 @@ impl Int8Vectors {
         if !row.iter().all(|x| x.is_finite()) {
             return Err(VectorError::NotFinite { row: self.len() });
         }
-        let (values, scale) = quantize(row);
-        self.values.extend_from_slice(&values);
+        let max = row.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        let scale = match max {
+            0.0 => 1.0,
+            max => half_at_least(max / 127.0)
+                .map(half_to_f32)
+                .ok_or(VectorError::NotFinite { row: self.len() })?,
+        };
+        self.values.extend(
+            row.iter()
+                .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+        );
         self.scales.push(scale);
         Ok(())
     }
@@ -396,6 +458,27 @@ mod tests {
     }
 
     #[test]
+    fn half_scales_round_up_and_round_trip() {
+        for x in [1e-9f32, 6.1e-5, 4.1e-4, 7.874e-3, 0.5, 1.0, 1000.3, 65504.0] {
+            let half = half_at_least(x).unwrap();
+            let back = half_to_f32(half);
+            assert!(back >= x && back <= x.max(6.11e-5) * 1.001, "{x} -> {back}");
+            assert_eq!(
+                half_at_least(back),
+                Some(half),
+                "{x}: halves are fixed points"
+            );
+        }
+        assert_eq!(half_at_least(65505.0), None);
+        assert_eq!(half_to_f32(0x3c00), 1.0);
+        assert!(half_to_f32(0x7c00).is_infinite() && half_to_f32(0x7e00).is_nan());
+        // The stored scale never lets a component overflow the int8 range.
+        let v = Int8Vectors::from_f32_rows(3, &[[0.3, -0.9, 0.1]]).unwrap();
+        assert!(v.row(0).iter().all(|&q| q != i8::MIN));
+        assert_eq!(v.row(0)[1], -127);
+    }
+
+    #[test]
     fn rejects_bad_shapes_and_values() {
         let mut v = Int8Vectors::new(3);
         assert_eq!(
@@ -410,11 +493,19 @@ mod tests {
             Err(VectorError::NotFinite { row: 0 })
         );
         assert!(Int8Vectors::from_parts(3, vec![1; 5], vec![1.0; 2]).is_err());
+        assert!(Int8Vectors::from_parts(1, vec![1], vec![-1.0]).is_err());
+        // Components beyond what a half scale can carry.
+        assert_eq!(
+            v.push(&[1e7, 0.0, 0.0]),
+            Err(VectorError::NotFinite { row: 0 })
+        );
         let mut out = Vec::new();
         assert!(v.scores_i8(&[1.0], &mut out).is_err());
         // Serialised data is validated on the way in.
-        let bad = r#"{"dim":3,"values":[1,2],"scales":[1.0]}"#;
+        let bad = r#"{"dim":3,"values":[1,2],"scales":[[0,60]]}"#;
         assert!(serde_json::from_str::<Int8Vectors>(bad).is_err());
+        let infinite = r#"{"dim":1,"values":[1],"scales":[[0,124]]}"#;
+        assert!(serde_json::from_str::<Int8Vectors>(infinite).is_err());
         v.push(&[0.6, 0.8, 0.0]).unwrap();
         let json = serde_json::to_string(&v).unwrap();
         assert_eq!(serde_json::from_str::<Int8Vectors>(&json).unwrap(), v);

@@ -3,13 +3,13 @@
 use std::rc::Rc;
 
 use leptos::prelude::*;
-use paragraf_core::engine::SectionHit;
+use paragraf_core::engine::{Mode, SectionHit, UnitSearch};
 
 use crate::app::{Ctx, Outcome};
 use crate::highlight::{hit_spans, runs};
 use crate::state::{mode_name, UrlState};
 
-fn mode_label(mode: paragraf_core::engine::Mode) -> &'static str {
+fn mode_label(mode: Mode) -> &'static str {
     match mode_name(mode) {
         "dense" => "dicht",
         "bm25" => "BM25",
@@ -20,8 +20,14 @@ fn mode_label(mode: paragraf_core::engine::Mode) -> &'static str {
 /// The list for one search.
 #[component]
 pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
+    let unit_search = match (outcome.mode, outcome.unit_search) {
+        (Mode::Bm25, _) => "",
+        (_, UnitSearch::Hnsw) => " · HNSW",
+        _ if outcome.hnsw_unavailable => " · exakt (dieses Bündel hat keinen HNSW-Graphen)",
+        _ => " · exakt",
+    };
     let meta = format!(
-        "{} Treffer in {} · Strategie {} · {} · Suche im Browser {:.1} ms{}",
+        "{} Treffer in {} · Strategie {} · {}{unit_search} · Suche im Browser {:.1} ms{}",
         outcome.hits.len(),
         outcome.law.entry.law,
         outcome.strategy.entry.strategy,

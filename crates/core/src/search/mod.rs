@@ -14,6 +14,7 @@ pub mod citation;
 pub mod exact;
 pub mod fusion;
 pub mod hnsw;
+mod varint;
 
 use crate::vectors::Int8Vectors;
 use aggregate::{aggregate, Aggregation, UnitSections};
