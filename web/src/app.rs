@@ -43,6 +43,9 @@ pub struct Outcome {
     pub unit_search: UnitSearch,
     /// HNSW was asked for, but the bundle has no graph.
     pub hnsw_unavailable: bool,
+    /// Running number of finished searches, on the page as `data-search` (the DOM may be patched in place, so
+    /// this is how a reader tells one result list from the next).
+    pub number: u32,
     /// Core search time in the browser (ms).
     pub retrieval_ms: f64,
     /// Time for the query vector (ms), when one was fetched.
@@ -330,16 +333,19 @@ async fn run_search(
     )
     .map_err(|e| Failure(e.to_string()))?;
     let retrieval_ms = fetch::now_ms() - t0;
+    let has_graph = strategy.index.bundle.hnsw.is_some();
+    static SEARCHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     Ok(Rc::new(Outcome {
+        number: SEARCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
         law,
         strategy,
         hits,
         mode: ran,
-        unit_search: match (unit_search, &strategy.index.bundle.hnsw) {
-            (UnitSearch::Hnsw, Some(_)) => UnitSearch::Hnsw,
+        unit_search: match (unit_search, has_graph) {
+            (UnitSearch::Hnsw, true) => UnitSearch::Hnsw,
             _ => UnitSearch::Exact,
         },
-        hnsw_unavailable: unit_search == UnitSearch::Hnsw && strategy.index.bundle.hnsw.is_none(),
+        hnsw_unavailable: unit_search == UnitSearch::Hnsw && !has_graph,
         retrieval_ms,
         embed_ms,
     }))

@@ -49,7 +49,8 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
         )
         .collect_view();
     view! {
-        <p class="meta" id="result-meta" data-retrieval-ms=retrieval data-mode=mode_name(outcome.mode)>{meta}</p>
+        <p class="meta" id="result-meta" data-retrieval-ms=retrieval data-mode=mode_name(outcome.mode)
+            data-search=outcome.number>{meta}</p>
         {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter oder eine andere Strategie versuchen."</p> })}
         <ol class="results" aria-label="Ergebnisse">{items}</ol>
     }
