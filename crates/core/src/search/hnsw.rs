@@ -11,7 +11,7 @@
 //! `ef_construction = 200`, `ef_search = 256`, level factor `1 / ln M`, seed [`DEFAULT_SEED`]. Chosen on the
 //! largest real bundle, the BGB's `fixed-16-4` (27,277 windows, 2,154 dev questions; `cargo run --release -p
 //! paragraf --example hnsw_sweep`): the paper's protocol needs the top *100* units, so the search is wide; at
-//! M 8 / ef 256 the top-10 sections match exact search's at 98.4 %, 3.4x faster, for a 0.72 MB graph
+//! M 8 / ef 256 the top-10 sections match exact search's at 98.3 %, 3.1x faster, for a 0.72 MB graph
 //! (M 16 / ef 100: 98.3 %, 4.6x, but 1.31 MB, which would take the bundle past 1/20 of the paper's index).
 //! Neighbours are chosen with the paper's heuristic (keep a candidate only if it is closer to the new node than
 //! to every neighbour kept so far), which keeps clusters connected.
