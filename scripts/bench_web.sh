@@ -13,5 +13,7 @@ if [[ ! -f "$bundles/manifest.json" ]]; then
   exit 1
 fi
 scripts/web_build.sh
-PARAGRAF_E2E_BUNDLES="$bundles" exec cargo test --locked -p paragraf --test integration -- \
+# --release: the native column must be release code (the test profile keeps overflow checks, which stop the
+# int8 kernels from vectorising).
+PARAGRAF_E2E_BUNDLES="$bundles" exec cargo test --release --locked -p paragraf --test integration -- \
   --exact web::browser_cold_start_and_retrieval_per_strategy --nocapture

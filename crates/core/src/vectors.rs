@@ -305,7 +305,7 @@ unsafe fn scan_avx2<F: FnMut(usize, f32)>(q: &[i16], qs: f32, m: &Int8Vectors, f
 fn scan_portable<F: FnMut(usize, f32)>(q: &[i16], qs: f32, m: &Int8Vectors, f: &mut F) {
     let rows = m.values.chunks_exact(m.dim as usize).zip(&m.scales);
     for (i, (row, s)) in rows.enumerate() {
-        f(i, dot_i16_i8_portable(q, row) as f32 * qs * s);
+        f(i, dot_i16_i8_inline(q, row) as f32 * qs * s);
     }
 }
 
@@ -332,23 +332,24 @@ pub fn dot_i16_i8(q: &[i16], b: &[i8]) -> i32 {
         // SAFETY: the CPU supports AVX2, checked just above.
         return unsafe { dot_i16_i8_avx2(q, b) };
     }
-    dot_i16_i8_portable(q, b)
+    dot_i16_i8_inline(q, b)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
 unsafe fn dot_i16_i8_avx512(q: &[i16], b: &[i8]) -> i32 {
-    dot_i16_i8_portable(q, b)
+    dot_i16_i8_inline(q, b)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn dot_i16_i8_avx2(q: &[i16], b: &[i8]) -> i32 {
-    dot_i16_i8_portable(q, b)
+    dot_i16_i8_inline(q, b)
 }
 
+/// [`dot_i16_i8`] without run-time dispatch, for loops compiled per instruction set as a whole.
 #[inline(always)]
-fn dot_i16_i8_portable(q: &[i16], b: &[i8]) -> i32 {
+pub(crate) fn dot_i16_i8_inline(q: &[i16], b: &[i8]) -> i32 {
     debug_assert_eq!(q.len(), b.len());
     q.iter()
         .zip(b)
@@ -458,7 +459,7 @@ mod tests {
         assert_eq!(dot_i8(&a, &b), naive);
         assert_eq!(dot_i8_portable(&a, &b), naive);
         assert_eq!(dot_i16_i8(&widen(&a), &b), naive);
-        assert_eq!(dot_i16_i8_portable(&widen(&a), &b), naive);
+        assert_eq!(dot_i16_i8_inline(&widen(&a), &b), naive);
         // Extremes do not overflow.
         assert_eq!(dot_i8(&[-127; 384], &[-127; 384]), 127 * 127 * 384);
         assert_eq!(dot_i16_i8(&[-127; 384], &[-127; 384]), 127 * 127 * 384);
