@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: set-up, the BGB bundles, the browser app, then serve both on http://127.0.0.1:8080 together with
 # the query-embedding proxy. PARAGRAF_STRATEGIES picks the strategies (default: the three structural ones that
-# retrieve best; `all` builds the 21, which takes hours on 2 cores). Interrupted builds resume from the cache.
+# retrieve best, ~5 minutes from a cold cache; `all` builds the 21 in about half an hour on 2 cores). Interrupted
+# builds resume from the embedding cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
