@@ -6,7 +6,7 @@
 //! The folding / decompounding variants are measured and printed for comparison. HNSW recall is checked on
 //! the real BGB `fixed-16-4` bundle with real question vectors.
 
-use crate::util::{build_args, encoder, run_ok, shared, temp_dir};
+use crate::util::{build_args, encoder, gg_bundles, run, run_ok, shared, temp_dir};
 use paragraf_core::analyzer::AnalyzerConfig;
 use paragraf_core::bundle::{LawBundle, StrategyBundle, VectorStore};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
@@ -264,4 +264,126 @@ fn decompounding_against_the_bgb_lexicon() {
     let phrase = index.search("Minderung der Miete wegen Mängeln", 1)[0].index as usize;
     let designation = |i: usize| &law.sections[law.active_sections().nth(i).unwrap().0].designation;
     assert_eq!(designation(compound), designation(phrase));
+}
+
+/// `paragraf eval` end to end on a small real law: hand-written questions about the first 40 GG norms (one with an
+/// HTML entity, one whose gold article does not exist), the bundles the browser tests use, the real encoder.
+#[test]
+fn eval_cli_reports_metrics_charts_and_missing_gold() {
+    let bundles = gg_bundles();
+    let dir = temp_dir();
+    let questions = dir.path().join("questions.json");
+    std::fs::write(
+        &questions,
+        serde_json::json!([
+            {"Question_text": "Darf der Staat die W&uuml;rde des Menschen antasten?", "Paragraphs": ["Art 1"]},
+            {"Question_text": "Darf die Zeitung frei berichten, gibt es Zensur?", "Paragraphs": ["Art 5"]},
+            {"Question_text": "Darf ich mich mit anderen friedlich und ohne Waffen versammeln?", "Paragraphs": ["Art 8"]},
+            {"Question_text": "Wer schützt Ehe und Familie?", "Paragraphs": ["Art 6", "Art 999"]}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let out = dir.path().join("report");
+    let model = crate::util::model_path();
+    let stdout = run_ok(&[
+        "eval",
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "--strategies",
+        "section,sentence",
+        "--runs",
+        "1",
+        "--rounds",
+        "200",
+        "--out",
+        out.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+    ]);
+    assert!(stdout.contains("4 questions"), "{stdout}");
+    assert!(stdout.contains("1 gold ids not in the corpus"), "{stdout}");
+    assert!(
+        stdout.contains("The paper reports 2.0–16.1 ms per query"),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["gold_missing"], serde_json::json!(["Art 999"]));
+    let rows = report["rows"].as_array().unwrap();
+    let modes: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["strategy"].as_str().unwrap(),
+                r["mode"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            "sections bm25",
+            "section dense",
+            "section hybrid",
+            "sentence dense",
+            "sentence hybrid"
+        ]
+    );
+    let recall10 = |row: &serde_json::Value| {
+        row["recall"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p[0] == 10)
+            .unwrap()[1]
+            .as_f64()
+            .unwrap()
+    };
+    for row in rows {
+        assert!((0.0..=1.0).contains(&recall10(row)), "{row}");
+    }
+    // Easy questions about a 40-norm law; the best possible mean Recall@10 is 0.875 (Art 999 does not exist).
+    assert!(recall10(&rows[2]) >= 0.5, "{}", rows[2]);
+    for chart in ["recall10.svg", "latency.svg", "size.svg", "build_time.svg"] {
+        let svg = std::fs::read_to_string(out.join(chart)).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("section"),
+            "{chart}"
+        );
+    }
+
+    // Bad input is explained.
+    let failed = run(&[
+        "eval",
+        "--questions",
+        dir.path().join("none.json").to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("cannot read the questions"));
+    std::fs::write(dir.path().join("bad.json"), "{\"Question_text\": 1}").unwrap();
+    let failed = run(&[
+        "eval",
+        "--questions",
+        dir.path().join("bad.json").to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("not GerLayQA JSON"));
+    let failed = run(&[
+        "eval",
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(
+        String::from_utf8_lossy(&failed.stderr).contains("has no manifest.json"),
+        "{}",
+        String::from_utf8_lossy(&failed.stderr)
+    );
 }

@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
 use std::thread::JoinHandle;
 
 /// The shared data folder (`../shared` beside the repository unless `PARAGRAF_SHARED` says otherwise).
@@ -257,4 +258,22 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// Bundles (`section`, `subsection`, `sentence`) of the first 40 norms of the real GG (Präambel, Art. 1 ff.), built
+/// once per test run under the target folder and shared by the browser tests.
+pub fn gg_bundles() -> &'static Path {
+    static BUNDLES: OnceLock<PathBuf> = OnceLock::new();
+    BUNDLES.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("e2e-gg");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let xml = std::fs::read_to_string(shared("corpus/GG.xml")).unwrap();
+        let parts: Vec<&str> = xml.split("<norm ").collect();
+        let law = dir.join("GG.xml");
+        std::fs::write(&law, format!("{}</dokumente>", parts[..=40].join("<norm "))).unwrap();
+        let bundles = dir.join("bundles");
+        run_ok(&build_args(&law, "section,subsection,sentence", &bundles));
+        bundles
+    })
 }

@@ -3,16 +3,13 @@
 //! the first norms of the real GG are served on 127.0.0.1, `paragraf proxy` embeds the queries. Missing dist or
 //! browser fails the test with the command to run; screenshots land in `target/e2e-screenshots/`.
 
-use crate::util::{
-    build_args, free_port, run_ok, serve_static_switchable, shared, temp_dir, Proxy,
-};
+use crate::util::{free_port, gg_bundles, serve_static_switchable, temp_dir, Proxy};
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 fn repo_root() -> PathBuf {
@@ -300,24 +297,6 @@ fn base64_decode(text: &str) -> Vec<u8> {
         out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
     }
     out
-}
-
-/// Bundles (`section`, `subsection`, `sentence`) of the first 40 norms of the real GG (Präambel, Art. 1 ff.), built
-/// once per test run under the target folder and shared by the browser tests.
-fn gg_bundles() -> &'static Path {
-    static BUNDLES: OnceLock<PathBuf> = OnceLock::new();
-    BUNDLES.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("e2e-gg");
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let xml = std::fs::read_to_string(shared("corpus/GG.xml")).unwrap();
-        let parts: Vec<&str> = xml.split("<norm ").collect();
-        let law = dir.join("GG.xml");
-        std::fs::write(&law, format!("{}</dokumente>", parts[..=40].join("<norm "))).unwrap();
-        let bundles = dir.join("bundles");
-        run_ok(&build_args(&law, "section,subsection,sentence", &bundles));
-        bundles
-    })
 }
 
 #[test]
