@@ -357,33 +357,28 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
     }
 
     // Bad input is explained.
-    let failed = run(&[
-        "eval",
-        "--questions",
-        dir.path().join("none.json").to_str().unwrap(),
-        "--bundles",
-        bundles.to_str().unwrap(),
-    ]);
-    assert!(String::from_utf8_lossy(&failed.stderr).contains("cannot read the questions"));
+    let stderr_of = |questions: &std::path::Path, bundles: &std::path::Path| {
+        let failed = run(&[
+            "eval",
+            "--questions",
+            questions.to_str().unwrap(),
+            "--bundles",
+            bundles.to_str().unwrap(),
+        ]);
+        assert!(!failed.status.success());
+        String::from_utf8_lossy(&failed.stderr).into_owned()
+    };
+    let err = stderr_of(&dir.path().join("none.json"), bundles);
+    assert!(err.contains("cannot read the questions"), "{err}");
     std::fs::write(dir.path().join("bad.json"), "{\"Question_text\": 1}").unwrap();
-    let failed = run(&[
-        "eval",
-        "--questions",
-        dir.path().join("bad.json").to_str().unwrap(),
-        "--bundles",
-        bundles.to_str().unwrap(),
-    ]);
-    assert!(String::from_utf8_lossy(&failed.stderr).contains("not GerLayQA JSON"));
-    let failed = run(&[
-        "eval",
-        "--questions",
-        questions.to_str().unwrap(),
-        "--bundles",
-        dir.path().to_str().unwrap(),
-    ]);
+    let err = stderr_of(&dir.path().join("bad.json"), bundles);
+    assert!(err.contains("not GerLayQA JSON"), "{err}");
+    let err = stderr_of(&questions, dir.path());
+    assert!(err.contains("has no manifest.json"), "{err}");
+    let failed = run(&["eval", "--title-weight", "0"]);
+    let err = String::from_utf8_lossy(&failed.stderr);
     assert!(
-        String::from_utf8_lossy(&failed.stderr).contains("has no manifest.json"),
-        "{}",
-        String::from_utf8_lossy(&failed.stderr)
+        !failed.status.success() && err.contains("--title-weight"),
+        "{err}"
     );
 }

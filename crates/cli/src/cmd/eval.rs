@@ -66,9 +66,9 @@ pub struct EvalArgs {
     /// Questions over 510 tokens: keep the first 510 tokens, or average the vectors of 510-token windows.
     #[arg(long, value_enum, default_value_t = LongQuestions::Truncate)]
     long_questions: LongQuestions,
-    /// How many times a section's heading counts in its BM25 document.
-    #[arg(long, default_value_t = 1)]
-    title_weight: usize,
+    /// How many times a section's heading counts in its BM25 document (at least 1).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    title_weight: u32,
     /// Put sections cited in the question first (off: questions are judged on retrieval alone).
     #[arg(long)]
     citations: bool,
@@ -183,7 +183,7 @@ struct Report {
     weights: (f32, f32),
     questions_cleaned: bool,
     long_questions: &'static str,
-    title_weight: usize,
+    title_weight: u32,
     query_embedding_ms_mean: Option<f64>,
     friedman: Vec<(String, f64, f64)>,
     rows: Vec<Row>,
@@ -267,7 +267,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         (None, None)
     };
 
-    let law_index = LawIndex::with_title_weight(law, args.title_weight);
+    let law_index = LawIndex::with_title_weight(law, args.title_weight as usize);
     let base = SearchOptions {
         aggregation: match args.aggregation {
             AggregationArg::Max => Aggregation::Max,
