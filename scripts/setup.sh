@@ -42,6 +42,8 @@ fi
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
+# OpenThesaurus (LGPL) for query expansion: `paragraf build --thesaurus` reads it from here by default.
+[ -f /usr/share/openthesaurus-de/openthesaurus.txt ] || missing+=(openthesaurus-de-text)
 if [ ${#missing[@]} -gt 0 ]; then
   step "installing ${missing[*]} (Debian packages)"
   sudo=""

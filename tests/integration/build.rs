@@ -1,7 +1,7 @@
 //! Chunking strategies on the real BGB and a full 21-strategy build of a small real law with the real encoder.
 
 use crate::util::{build_args, run, run_ok, shared, temp_dir};
-use paragraf_build::chunk;
+use paragraf_bundler::chunk;
 use paragraf_core::bundle::{LawBundle, StrategyBundle, VectorStore};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use paragraf_core::strategy::{BaseUnit, Strategy};
@@ -204,7 +204,8 @@ fn builds_all_21_strategies_of_a_small_law() {
                 Some(&query),
                 &options,
             )
-            .unwrap();
+            .unwrap()
+            .hits;
             assert!(!hits.is_empty(), "{name}");
         }
     }
@@ -371,4 +372,264 @@ fn llm_generator_is_recorded_cached_and_resumable() {
     assert!(!failed.status.success());
     assert!(String::from_utf8_lossy(&failed.stderr)
         .contains("language model endpoint http://127.0.0.1:9/v1/chat/completions"));
+}
+
+/// Bundles listed in a manifest are read through one checked path (`paragraf_bundler::manifest::read_listed`):
+/// a file under another entry's name, changed bytes, a missing file or a name outside the folder are refused
+/// with the file named, and hostile manifest numbers do not crash `paragraf bundles`. The hostile folders are
+/// made here from the shared GG bundles.
+#[test]
+fn listed_bundles_are_verified_before_use() {
+    let source = crate::util::gg_bundles();
+    let dir = temp_dir();
+    let questions = dir.path().join("questions.json");
+    std::fs::write(
+        &questions,
+        serde_json::json!([
+            {"Question_text": "Wer schützt die Würde des Menschen?", "Paragraphs": ["Art 1"]},
+            {"Question_text": "Darf ich meine Meinung frei sagen?", "Paragraphs": ["Art 5"]}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    // A copy of the bundle folder with its manifest changed by `edit`.
+    let folder = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let out = dir.path().join(name);
+        std::fs::create_dir(&out).unwrap();
+        for entry in std::fs::read_dir(source).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), out.join(entry.file_name())).unwrap();
+        }
+        let path = out.join("manifest.json");
+        let mut manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        edit(&mut manifest);
+        std::fs::write(&path, manifest.to_string()).unwrap();
+        out
+    };
+    let eval = |bundles: &std::path::Path| {
+        let report = bundles.join("report");
+        let args = [
+            "eval",
+            "--questions",
+            questions.to_str().unwrap(),
+            "--bundles",
+            bundles.to_str().unwrap(),
+            "--strategies",
+            "section",
+            "--modes",
+            "bm25",
+            "--runs",
+            "1",
+            "--rounds",
+            "10",
+            "--out",
+            report.to_str().unwrap(),
+        ];
+        let out = run(&args);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let bundle = |m: &serde_json::Value, strategy: &str| {
+        m["bundles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|b| b["strategy"] == strategy)
+            .unwrap()
+    };
+    let original: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(source.join("manifest.json")).unwrap()).unwrap();
+    let section = original["bundles"][bundle(&original, "section")].clone();
+    let subsection = original["bundles"][bundle(&original, "subsection")].clone();
+    let model = section["model"].as_str().unwrap();
+    let section_file = section["file"].as_str().unwrap();
+    let mismatch =
+        "Most likely the folder mixes files of two builds; rebuild with `paragraf build`";
+
+    let (code, err) = eval(&folder("intact", &|_| {}));
+    assert_eq!(code, Some(0), "{err}");
+
+    // The subsection bundle saved under the section entry (with its own size and hash).
+    let out = folder("mislabeled", &|m| {
+        let i = bundle(m, "section");
+        for key in ["file", "bytes", "sha256"] {
+            m["bundles"][i][key] = subsection[key].clone();
+        }
+    });
+    let (code, err) = eval(&out);
+    assert_eq!(
+        err,
+        format!(
+            "error: {} holds the subsection bundle of GG embedded with {model}, but the manifest lists it as the section bundle of GG embedded with {model}. Most likely a file was copied or renamed by hand; rebuild with `paragraf build`\n",
+            out.join(subsection["file"].as_str().unwrap()).display()
+        )
+    );
+    assert_eq!(code, Some(2));
+
+    // Bytes that are not the listed ones: one byte more, then the same size with other contents.
+    let out = folder("grown", &|_| {});
+    let path = out.join(section_file);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.push(0);
+    std::fs::write(&path, &bytes).unwrap();
+    let size = section["bytes"].as_u64().unwrap();
+    let (code, err) = eval(&out);
+    assert_eq!(
+        err,
+        format!(
+            "error: {} does not match the manifest: expected {size} bytes, found {} bytes. {mismatch}\n",
+            path.display(),
+            size + 1
+        )
+    );
+    assert_eq!(code, Some(2));
+    bytes.pop();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let (code, err) = eval(&out);
+    let expected = format!(
+        "error: {} does not match the manifest: expected SHA-256 {}, found SHA-256 ",
+        path.display(),
+        section["sha256"].as_str().unwrap()
+    );
+    assert!(err.starts_with(&expected), "{err}");
+    assert_eq!(code, Some(2));
+
+    // A listed file that is not there is named.
+    std::fs::remove_file(&path).unwrap();
+    let (code, err) = eval(&out);
+    assert_eq!(
+        err,
+        format!(
+            "error: {}: No such file or directory (os error 2)\n",
+            path.display()
+        )
+    );
+    assert_eq!(code, Some(2));
+
+    // A name outside the folder is refused before anything is opened (a huge size too).
+    let out = folder("outside", &|m| {
+        let i = bundle(m, "section");
+        m["bundles"][i]["file"] = "/dev/zero".into();
+        m["bundles"][i]["bytes"] = u64::MAX.into();
+    });
+    let (code, err) = eval(&out);
+    assert_eq!(
+        err,
+        format!(
+            "error: {}: the manifest lists an unsafe file: \"/dev/zero\" is not a plain file name: allowed are 1 to 200 characters A-Z, a-z, 0-9, '.', '_' and '-', not starting with '.'. Most likely the manifest was edited by hand or comes from elsewhere. Move it away or pass another --out folder\n",
+            out.join("manifest.json").display()
+        )
+    );
+    assert_eq!(code, Some(2));
+
+    // `paragraf bundles` adds manifest numbers without overflowing.
+    let out = folder("huge", &|m| {
+        for b in m["bundles"].as_array_mut().unwrap() {
+            b["bytes"] = 9_223_372_036_854_775_808u64.into();
+        }
+    });
+    let listing = run_ok(&["bundles", out.to_str().unwrap()]);
+    assert!(
+        listing.contains(&format!("3 strategy bundles, {} bytes", u64::MAX)),
+        "{listing}"
+    );
+}
+
+#[test]
+fn a_build_removes_what_a_killed_build_left() {
+    let dir = temp_dir();
+    let xml = small_law(dir.path(), 5);
+    let out = dir.path().join("bundles");
+    run_ok(&build_args(&xml, "section", &out));
+    // What a build killed mid-write leaves: a temporary file of a dead writer (pid above any pid_max) and a
+    // hashed bundle it wrote but never listed.
+    let leftover = format!(".GG.subsection.pgb.tmp-{}", u32::MAX);
+    let orphan = "GG.subsection.0123456789abcdef.pgb";
+    std::fs::write(out.join(&leftover), b"half a bundle").unwrap();
+    std::fs::write(out.join(orphan), b"a whole bundle nobody lists").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let run = crate::util::paragraf()
+        .args(build_args(&xml, "section", &out))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "removed {leftover}: a temporary file of an earlier build that was killed"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("removed {orphan}: a bundle manifest.json does not list, left by an earlier build that was killed")),
+        "{stderr}"
+    );
+    assert!(!out.join(&leftover).exists() && !out.join(orphan).exists());
+    let manifest = paragraf_core::manifest::Manifest::parse(
+        &std::fs::read(out.join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    for file in manifest.files() {
+        assert!(out.join(file).exists(), "{file} is listed and kept");
+    }
+}
+
+#[test]
+fn the_build_ships_query_expansion_or_records_why_not() {
+    let dir = temp_dir();
+    let xml = small_law(dir.path(), 30);
+    let manifest_of = |out: &std::path::Path| {
+        paragraf_core::manifest::Manifest::parse(&std::fs::read(out.join("manifest.json")).unwrap())
+            .unwrap()
+    };
+    // The whole GG: a law this small keeps no target (each would be in over 2 % of its sections).
+    let out = dir.path().join("with");
+    run_ok(&build_args(&shared("corpus/GG.xml"), "section", &out));
+    let manifest = manifest_of(&out);
+    let entry = &manifest.laws[0];
+    let listed = entry.expansions.as_ref().expect("an expansions entry");
+    let file = listed.file().expect("a built expansion file");
+    assert!(file.starts_with("GG.exp.") && manifest.files().any(|f| f == file));
+    let bytes = std::fs::read(out.join(file)).unwrap();
+    listed.verify(&bytes).unwrap();
+    let read = paragraf_bundler::expansion::read_expansions(&out, entry)
+        .unwrap()
+        .unwrap();
+    assert_eq!(read.law, "GG");
+    assert!(
+        read.notice.contains("LGPL") || read.notice.contains("GNU"),
+        "{}",
+        read.notice
+    );
+    assert!(!read.table.is_empty());
+
+    // No thesaurus, or not a text file: the build says so, succeeds, and the manifest records why.
+    let garbage = dir.path().join("garbage.txt");
+    std::fs::write(&garbage, [0xff, 0xfe, 0x00, 0x01]).unwrap();
+    for (thesaurus, why) in [
+        ("/nonexistent/openthesaurus.txt", "thesaurus /nonexistent/openthesaurus.txt not found. Most likely the Debian package openthesaurus-de-text is not installed (scripts/setup.sh installs it); or pass --thesaurus PATH; building without query expansion".to_string()),
+        (garbage.to_str().unwrap(), format!("thesaurus {} is not UTF-8 text. Most likely it is not OpenThesaurus's text export (openthesaurus.txt); building without query expansion", garbage.display())),
+    ] {
+        let out = dir.path().join("without");
+        let mut args = build_args(&xml, "section", &out);
+        args.extend(["--thesaurus".to_string(), thesaurus.to_string()]);
+        let run = crate::util::paragraf().args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{stderr}");
+        assert!(stderr.contains(&why), "{stderr}");
+        let manifest = manifest_of(&out);
+        assert_eq!(
+            manifest.laws[0].expansions,
+            Some(paragraf_core::expansion::ExpansionsEntry::Skipped {
+                source: thesaurus.to_string(),
+                reason: why,
+            })
+        );
+        assert!(!manifest.files().any(|f| f.contains(".exp.")));
+    }
 }

@@ -1,8 +1,9 @@
 //! The corpus parser over the real official XML: fidelity on the BGB, every shared law, the whole federal
 //! archive, the dev questions' gold sections, and clear errors for bad files.
 
-use crate::util::{run, run_ok, shared, temp_dir};
+use crate::util::{run, run_measured, run_ok, shared, temp_dir};
 use paragraf_core::{Law, RefTarget};
+use std::path::Path;
 use std::sync::OnceLock;
 
 fn bgb() -> &'static Law {
@@ -399,4 +400,160 @@ fn fetch_downloads_checks_and_stores_a_law() {
         stderr.contains("/nosuchlaw/xml.zip: no law with the slug \"nosuchlaw\" (HTTP 404)"),
         "{stderr}"
     );
+}
+
+/// A law XML whose one section holds `body` after `prolog`.
+fn hostile_law(prolog: &str, body: &str) -> String {
+    format!("<?xml version=\"1.0\"?>{prolog}<dokumente><norm><metadaten><jurabk>TG</jurabk><enbez>§ 1</enbez></metadaten><textdaten><text><Content><P>{body}</P></Content></text></textdaten></norm></dokumente>")
+}
+
+#[test]
+fn parser_bombs_fail_fast_with_bounded_memory() {
+    let dir = temp_dir();
+    // (file, contents, expected error, peak MiB allowed). Before the limits: the entity bomb took 3.8 GiB and
+    // 27 s, the nesting overflowed the stack (SIGABRT), and a 200 MB file took 2-3.6 GiB.
+    let entity = hostile_law(
+        &format!(
+            "<!DOCTYPE dokumente [<!ENTITY big \"{}\">]>",
+            "x".repeat(100_000)
+        ),
+        &"&big;".repeat(20_000),
+    );
+    let deep = hostile_law(
+        "",
+        &format!("{}x{}", "<B>".repeat(50_000), "</B>".repeat(50_000)),
+    );
+    let big = hostile_law("", &"Text. ".repeat(6 << 20));
+    let cases = [
+        ("entity.xml", entity, "entity.xml: entity references would expand to more than 1 MiB (gesetze-im-internet.de XML declares no entities). Most likely the file is an entity bomb".to_string(), 64.0),
+        ("deep.xml", deep, "deep.xml:1:878: elements nested more than 256 deep (federal laws nest at most 34 deep). Most likely the file is not a law but made to break parsers".to_string(), 64.0),
+        ("big.xml", big.clone(), format!("big.xml: {} bytes, more than the 32 MiB a law XML may have (the largest federal law has 3.3 MB). Most likely this is not one law's XML", big.len()), 64.0),
+    ];
+    for (name, contents, expected, max_mib) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, contents).unwrap();
+        let started = std::time::Instant::now();
+        let (out, peak) = run_measured(&["corpus", "stats", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!(
+            "{name}: peak {peak:.1} MiB, {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        let expected = expected.replacen(name, path.to_str().unwrap(), 1);
+        assert_eq!(stderr.trim(), format!("error: {expected}"), "{name}");
+        assert!(peak < max_mib, "{name}: peak {peak:.1} MiB");
+    }
+}
+
+#[test]
+fn every_shared_law_passes_the_decoded_law_checks() {
+    for name in ["BGB", "StGB", "ZPO", "HGB", "GG"] {
+        let law = paragraf_corpus::parse_file(&shared(&format!("corpus/{name}.xml"))).unwrap();
+        law.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+/// A zip holding one `name` entry with `bytes`.
+fn zip_of(name: &str, bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    zip.start_file(name, zip::write::SimpleFileOptions::default())
+        .unwrap();
+    zip.write_all(bytes).unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
+#[test]
+fn fetch_refuses_bad_slugs_zip_bombs_and_writes_only_inside_the_corpus_folder() {
+    let dir = temp_dir();
+    let corpus = dir.path().join("corpus");
+    let corpus_arg = corpus.to_str().unwrap();
+    // No request is made for a slug outside the alphabet: the server here would answer it with a law.
+    let url = serve_zip(zip_of("x.xml", hostile_law("", "x").as_bytes()), 1);
+    let out = run(&[
+        "corpus",
+        "fetch",
+        "../../etc",
+        "--base-url",
+        &url,
+        "--corpus-dir",
+        corpus_arg,
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "error: \"../../etc\" is not a gesetze-im-internet.de slug: allowed are 1 to 100 characters a-z, 0-9, _ and -"
+    );
+
+    // Abbreviations that are paths become plain names inside the folder; an empty one stores nothing.
+    for (jurabk, stored) in [
+        ("/tmp/x/PWNED", "_tmp_x_PWNED.xml"),
+        ("../elsewhere/PWNED", "___elsewhere_PWNED.xml"),
+    ] {
+        let xml = hostile_law("", "x")
+            .replace("<jurabk>TG</jurabk>", &format!("<jurabk>{jurabk}</jurabk>"));
+        let url = serve_zip(zip_of("x.xml", xml.as_bytes()), 1);
+        let out = run_ok(&[
+            "corpus",
+            "fetch",
+            "gg",
+            "--base-url",
+            &url,
+            "--corpus-dir",
+            corpus_arg,
+        ]);
+        assert!(
+            out.trim_end()
+                .ends_with(&format!("-> {}", corpus.join(stored).display())),
+            "{out}"
+        );
+        assert!(corpus.join(stored).is_file());
+    }
+    assert!(!Path::new("/tmp/x/PWNED.xml").exists() && !dir.path().join("elsewhere").exists());
+    let xml = hostile_law("", "x").replace("<jurabk>TG</jurabk>", "<jurabk></jurabk>");
+    let url = serve_zip(zip_of("x.xml", xml.as_bytes()), 1);
+    let out = run(&[
+        "corpus",
+        "fetch",
+        "gg",
+        "--base-url",
+        &url,
+        "--corpus-dir",
+        corpus_arg,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        format!("error: {url}/gg/xml.zip holds a law whose abbreviation (jurabk) cannot name a file; nothing was stored: \"\" is not a law abbreviation: allowed are 1 to 64 letters, digits, spaces and - / § . , ( ) & ' (no space at either end)")
+    );
+    assert!(!corpus.join(".xml").exists());
+
+    // A zip bomb: 200 MB of spaces pack to ~200 KB. Before: 1.5 GiB resident and a 1.5 GB file written.
+    let bomb = zip_of("BJNR1.xml", &vec![b' '; 200 << 20]);
+    let url = serve_zip(bomb, 1);
+    let (out, peak) = run_measured(&[
+        "corpus",
+        "fetch",
+        "gg",
+        "--base-url",
+        &url,
+        "--corpus-dir",
+        corpus_arg,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("zip bomb: peak {peak:.1} MiB");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: {url}/gg/xml.zip: BJNR1.xml unpacks to more than "
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.trim_end().ends_with(" packed, at most 100x and 32 MiB allowed). Most likely the download is a zip bomb, not a law"), "{stderr}");
+    assert!(peak < 64.0, "peak {peak:.1} MiB");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a zip bomb is a data error: {stderr}"
+    );
+    assert!(!corpus.join("BJNR1.xml").exists());
 }

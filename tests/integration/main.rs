@@ -5,7 +5,11 @@
 mod build;
 mod corpus;
 mod embed;
+mod fuzz;
+mod gemma;
+mod mcp;
 mod proxy;
 mod search;
+mod search_cli;
 mod util;
 mod web;

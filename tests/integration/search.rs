@@ -209,6 +209,7 @@ fn hnsw_recall_on_the_bgb_fixed_16_4_bundle() {
             };
             search(&law_index, Some(&index), "", Some(q), &options)
                 .unwrap()
+                .hits
                 .into_iter()
                 .map(|h| h.section)
                 .collect::<Vec<u32>>()
@@ -356,29 +357,63 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
         );
     }
 
-    // Bad input is explained.
-    let stderr_of = |questions: &std::path::Path, bundles: &std::path::Path| {
-        let failed = run(&[
-            "eval",
+    // Bad input is explained on one line with its causes, and exits 2 (fix the input or the invocation).
+    let failure = |extra: &[&str]| {
+        let mut args = vec!["eval"];
+        args.extend_from_slice(extra);
+        let failed = run(&args);
+        let err = String::from_utf8_lossy(&failed.stderr).into_owned();
+        assert!(
+            err.starts_with("error: ") && !err.contains("Caused by"),
+            "{err}"
+        );
+        (failed.status.code(), err)
+    };
+    let with = |questions: &std::path::Path, bundles: &std::path::Path| {
+        failure(&[
             "--questions",
             questions.to_str().unwrap(),
             "--bundles",
             bundles.to_str().unwrap(),
-        ]);
-        assert!(!failed.status.success());
-        String::from_utf8_lossy(&failed.stderr).into_owned()
+        ])
     };
-    let err = stderr_of(&dir.path().join("none.json"), bundles);
-    assert!(err.contains("cannot read the questions"), "{err}");
-    std::fs::write(dir.path().join("bad.json"), "{\"Question_text\": 1}").unwrap();
-    let err = stderr_of(&dir.path().join("bad.json"), bundles);
-    assert!(err.contains("not GerLayQA JSON"), "{err}");
-    let err = stderr_of(&questions, dir.path());
-    assert!(err.contains("has no manifest.json"), "{err}");
-    let failed = run(&["eval", "--title-weight", "0"]);
-    let err = String::from_utf8_lossy(&failed.stderr);
+    let none = dir.path().join("none.json");
+    let (code, err) = with(&none, bundles);
+    assert_eq!(code, Some(2), "{err}");
     assert!(
-        !failed.status.success() && err.contains("--title-weight"),
+        err.contains(&format!("error: cannot read the questions {} (set --questions or PARAGRAF_QUESTIONS): No such file", none.display())),
         "{err}"
     );
+    std::fs::write(dir.path().join("bad.json"), "{\"Question_text\": 1}").unwrap();
+    let (code, err) = with(&dir.path().join("bad.json"), bundles);
+    assert_eq!(code, Some(2), "{err}");
+    // The context, then serde's cause after a colon (`{:#}`).
+    assert!(
+        err.contains("not GerLayQA JSON (expected [{\"Question_text\": ..., \"Paragraphs\": [...]}]): invalid type"),
+        "{err}"
+    );
+    let (code, err) = with(&questions, &dir.path().join("no-such-folder"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("no-such-folder has no manifest.json with a law. Build bundles first"),
+        "{err}"
+    );
+    let model = dir.path().join("no-model.e5");
+    let (code, err) = failure(&[
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("not found; get it with `paragraf model fetch`"),
+        "{err}"
+    );
+    let failed = run(&["eval", "--title-weight", "0"]);
+    let err = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(2), "{err}");
+    assert!(err.contains("--title-weight"), "{err}");
 }

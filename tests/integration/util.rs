@@ -277,3 +277,40 @@ pub fn gg_bundles() -> &'static Path {
         bundles
     })
 }
+
+/// Runs `paragraf` with `args` and returns its output and how far its peak resident memory (MiB) rose above this
+/// test process's own peak: `wait4`'s `ru_maxrss` of that one child (other tests' children do not count). Linux
+/// starts a spawned child's `ru_maxrss` at the spawner's peak (`VmHWM`), so that is subtracted: a child that
+/// stays below it reads 0, one that balloons (a bomb: gigabytes) reads its excess.
+// The child is reaped by `wait4` (which also gives its peak memory), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+pub fn run_measured<S: AsRef<OsStr>>(args: &[S]) -> (Output, f64) {
+    let dir = temp_dir();
+    let own_kib: f64 = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_string();
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0.0);
+    let (out_path, err_path) = (dir.path().join("stdout"), dir.path().join("stderr"));
+    let child = paragraf()
+        .args(args)
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: plain libc call on our own child's pid with valid out-pointers; the child is reaped here and
+    // `Child` is never waited on again.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
+    use std::os::unix::process::ExitStatusExt;
+    let output = Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: std::fs::read(&out_path).unwrap(),
+        stderr: std::fs::read(&err_path).unwrap(),
+    };
+    (output, (usage.ru_maxrss as f64 - own_kib).max(0.0) / 1024.0)
+}

@@ -304,27 +304,62 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     let dist = dist();
     let dir = temp_dir();
     let bundles = gg_bundles().to_path_buf();
-    // A second bundle folder whose law bundle is corrupt (one flipped byte in the payload).
-    let bad = dir.path().join("bad");
-    std::fs::create_dir_all(&bad).unwrap();
+    // Bundle folders that must be refused, each with the original bundles except:
+    // - bad/: the law bundle has one flipped payload byte, and the manifest lists the bytes as they are (so only
+    //   the bundle's own checksum can tell);
+    // - tampered/: the same flipped byte, under the original manifest (its SHA-256 no longer matches);
+    // - swapped/: the subsection bundle saved under the section bundle's name, the manifest listing those bytes
+    //   (size and hash match; what the bundle records inside does not).
     let manifest: Value =
         serde_json::from_str(&std::fs::read_to_string(bundles.join("manifest.json")).unwrap())
             .unwrap();
-    for entry in manifest["laws"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .chain(manifest["bundles"].as_array().unwrap())
-    {
-        let file = entry["file"].as_str().unwrap();
-        let mut bytes = std::fs::read(bundles.join(file)).unwrap();
+    let bundle_folder = |name: &str, edit: &dyn Fn(&mut Value, &mut Vec<u8>) -> bool| {
+        let folder = dir.path().join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        let mut listed = manifest.clone();
+        for list in ["laws", "bundles"] {
+            for entry in listed[list].as_array_mut().unwrap() {
+                let file = entry["file"].as_str().unwrap().to_string();
+                let mut bytes = std::fs::read(bundles.join(&file)).unwrap();
+                if edit(entry, &mut bytes) {
+                    entry["bytes"] = json!(bytes.len());
+                    entry["sha256"] = json!(paragraf_core::manifest::sha256_hex(&bytes));
+                }
+                std::fs::write(folder.join(&file), bytes).unwrap();
+            }
+        }
+        std::fs::write(folder.join("manifest.json"), listed.to_string()).unwrap();
+        folder
+    };
+    let flip_law_byte = |entry: &Value, bytes: &mut Vec<u8>| {
         if entry.get("strategy").is_none() {
             let last = bytes.len() - 10;
             bytes[last] ^= 0x55;
         }
-        std::fs::write(bad.join(file), bytes).unwrap();
-    }
-    std::fs::copy(bundles.join("manifest.json"), bad.join("manifest.json")).unwrap();
+    };
+    let bad = bundle_folder("bad", &|entry, bytes| {
+        flip_law_byte(entry, bytes);
+        true
+    });
+    let tampered = bundle_folder("tampered", &|entry, bytes| {
+        flip_law_byte(entry, bytes);
+        false
+    });
+    let subsection_file = manifest["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["strategy"] == "subsection")
+        .unwrap()["file"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let swapped = bundle_folder("swapped", &|entry, bytes| {
+        if entry["strategy"] == "section" {
+            *bytes = std::fs::read(bundles.join(&subsection_file)).unwrap();
+        }
+        true
+    });
 
     // A folder with an evaluation report as `paragraf eval` writes it, for the Strategies page.
     let rep = dir.path().join("rep");
@@ -349,6 +384,8 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     let (site, site_down) = serve_static_switchable(vec![
         ("/bundles/".into(), bundles.clone()),
         ("/bad/".into(), bad.clone()),
+        ("/tampered/".into(), tampered.clone()),
+        ("/swapped/".into(), swapped.clone()),
         ("/rep/".into(), rep.clone()),
         ("/".into(), dist.clone()),
     ]);
@@ -364,6 +401,7 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         t.contains("Bereit: GG")
     });
     let first_ready = cold.elapsed();
+    let (verify_ms, verify_bytes) = verify_cost(&browser);
     browser.type_into("#q", "Freiheit der Meinungsäußerung und der Presse\u{E007}");
     let meta = browser.wait_text("#result-meta", "hybrid results", |t| {
         t.contains("Strategie section")
@@ -556,7 +594,7 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
             let Ok(mut stream) = stream else { continue };
             let mut buf = [0u8; 4096];
             let _ = stream.read(&mut buf);
-            let body = r#"{"status":"ok","model":"some/other-model","dim":384}"#;
+            let body = r#"{"status":"ok","model":"some/other-model","dim":384,"version":"0.1.0","max_chars":2000,"max_batch":64}"#;
             let _ = write!(
                 stream,
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\n\
@@ -597,6 +635,26 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 
+    // 6b. Bytes that are not the ones the manifest lists are refused before decoding, with both hashes.
+    browser.goto(&format!("{origin}/?data=tampered/&mode=bm25"));
+    let error = browser.wait_text("#error", "the hash-mismatch error", |t| {
+        t.contains("does not match the manifest")
+    });
+    assert!(error.contains("Gesetzesbündel GG.law."), "{error}");
+    assert!(error.contains("expected SHA-256 "), "{error}");
+    assert_eq!(browser.count("#loaded"), 0, "nothing was loaded: {error}");
+    browser.screenshot("5b-hash-mismatch");
+
+    // 6c. A bundle saved under another strategy's name is refused, not searched as that strategy.
+    browser.goto(&format!("{origin}/?data=swapped/&mode=bm25&s=section"));
+    let error = browser.wait_text("#error", "the swapped-bundle error", |t| {
+        t.contains("holds the subsection bundle of GG embedded with")
+            && t.contains("but the manifest lists it as the section bundle of GG")
+    });
+    assert!(error.contains("Strategie-Bündel GG.section."), "{error}");
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
     // 7. The Strategies page draws the report's figures (report.json is looked up beside the manifest first).
     browser.goto(&format!("{origin}/?page=strategies&data=rep/&mode=bm25"));
     let page = browser.wait_text("main", "the report's charts", |t| t.contains("Recall@10"));
@@ -634,6 +692,9 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     browser.screenshot("7-phone");
     eprintln!(
         "in-browser retrieval: hybrid section {hybrid_ms:.2} ms, BM25 sentence {bm25_ms:.2} ms"
+    );
+    eprintln!(
+        "in-browser manifest check (size + SHA-256) of law + section bundle: {verify_ms:.1} ms for {verify_bytes} bytes"
     );
     eprintln!(
         "cold start: bundles ready after {:.2} s, first hybrid result after {:.2} s (typing included)",
@@ -702,6 +763,7 @@ fn browser_cold_start_and_retrieval_per_strategy() {
         t.contains(&format!("Strategie {first} ")) && t.contains("hybrid")
     });
     let cold_start = cold.elapsed();
+    let (verify_ms, verify_bytes) = verify_cost(&browser);
 
     // Each finished search carries a running number (`data-search`): the next one is recognisable even when
     // the DOM is patched in place and the text is equal.
@@ -818,6 +880,10 @@ fn browser_cold_start_and_retrieval_per_strategy() {
         law.law.abbreviation,
         cold_start.as_secs_f64()
     );
+    eprintln!(
+        "manifest check (size + SHA-256, in wasm) of the law and `{first}` bundles: {verify_ms:.1} ms for {verify_bytes} bytes ({:.0} MB/s)",
+        verify_bytes as f64 / 1e3 / verify_ms.max(0.1)
+    );
     eprintln!("hybrid retrieval, median of 3 x 4 questions (browser) / 5 x 4 (native):");
     eprintln!(
         "{:<32} {:>12} {:>12} {:>8}",
@@ -829,6 +895,16 @@ fn browser_cold_start_and_retrieval_per_strategy() {
             browser_ms / native_ms
         );
     }
+}
+
+/// What checking the loaded law and strategy bundles against the manifest cost in the browser: (ms, bytes).
+fn verify_cost(browser: &Browser) -> (f64, u64) {
+    let v = browser.script(
+        "const e = document.getElementById('loaded'); return [e.dataset.verifyMs, e.dataset.verifyBytes]",
+        json!([]),
+    );
+    let field = |i: usize| v[i].as_str().expect("verification figures on the page");
+    (field(0).parse().unwrap(), field(1).parse().unwrap())
 }
 
 fn median(mut values: Vec<f64>) -> f64 {

@@ -1,21 +1,12 @@
-//! HTTP from the browser (fetch API): bundle bytes with progress, text, and JSON posts to the proxy.
+//! HTTP from the browser (fetch API): bundle bytes with progress, text, and JSON posts to the proxy. Each
+//! failure becomes the [`Failure`] variant that says what happened (404, other status, no answer).
 
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStreamDefaultReader, Request, RequestInit, Response};
 
-/// A failure shown to the user (German message, never swallowed).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Failure(pub String);
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Failure {}
+use crate::failure::Failure;
 
 /// The text of a JS exception.
 pub fn js_message(value: &JsValue) -> String {
@@ -25,11 +16,20 @@ pub fn js_message(value: &JsValue) -> String {
     value.as_string().unwrap_or_else(|| format!("{value:?}"))
 }
 
+/// The `error` field of a JSON error body (the proxy's refusals), else the status text.
+#[derive(serde::Deserialize)]
+struct ErrorBody {
+    error: String,
+}
+
 async fn send(request: &Request, what: &str) -> Result<Response, Failure> {
-    let window = web_sys::window().ok_or_else(|| Failure("kein Browserfenster".into()))?;
+    let window = web_sys::window().ok_or_else(|| Failure::Browser("kein Browserfenster".into()))?;
     let response = JsFuture::from(window.fetch_with_request(request))
         .await
-        .map_err(|e| Failure(format!("{what} nicht erreichbar: {}", js_message(&e))))?;
+        .map_err(|e| Failure::Network {
+            what: what.to_string(),
+            detail: js_message(&e),
+        })?;
     let response: Response = response.unchecked_into();
     if !response.ok() {
         let status = response.status();
@@ -41,35 +41,43 @@ async fn send(request: &Request, what: &str) -> Result<Response, Failure> {
                 .unwrap_or_default(),
             Err(_) => String::new(),
         };
-        let detail = serde_json::from_str::<serde_json::Value>(&body)
-            .ok()
-            .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_string))
-            .unwrap_or_else(|| response.status_text());
-        let reason = match status {
-            404 => "nicht gefunden".to_string(),
-            _ => format!("HTTP {status}"),
-        };
-        return Err(Failure(format!("{what}: {reason} ({detail})")));
+        let detail = serde_json::from_str::<ErrorBody>(&body)
+            .map(|b| b.error)
+            .unwrap_or_else(|_| response.status_text());
+        let what = what.to_string();
+        return Err(match status {
+            404 => Failure::NotFound { what, detail },
+            _ => Failure::Http {
+                what,
+                status,
+                detail,
+            },
+        });
     }
     Ok(response)
 }
 
-fn get(url: &str) -> Result<Request, Failure> {
-    Request::new_with_str(url)
-        .map_err(|e| Failure(format!("ungültige Adresse {url}: {}", js_message(&e))))
+fn invalid_address(url: &str, e: &JsValue) -> Failure {
+    Failure::Browser(format!("ungültige Adresse {url}: {}", js_message(e)))
+}
+
+async fn response_text(response: Response, what: &str) -> Result<String, Failure> {
+    let broken = |e: JsValue| Failure::Incomplete {
+        what: what.to_string(),
+        detail: js_message(&e),
+    };
+    let promise = response.text().map_err(broken)?;
+    JsFuture::from(promise)
+        .await
+        .map_err(broken)?
+        .as_string()
+        .ok_or_else(|| Failure::Browser(format!("{what}: keine Textantwort")))
 }
 
 /// GETs a text file.
 pub async fn text(url: &str, what: &str) -> Result<String, Failure> {
-    let response = send(&get(url)?, what).await?;
-    let promise = response
-        .text()
-        .map_err(|e| Failure(format!("{what}: {}", js_message(&e))))?;
-    JsFuture::from(promise)
-        .await
-        .map_err(|e| Failure(format!("{what}: {}", js_message(&e))))?
-        .as_string()
-        .ok_or_else(|| Failure(format!("{what}: keine Textantwort")))
+    let request = Request::new_with_str(url).map_err(|e| invalid_address(url, &e))?;
+    response_text(send(&request, what).await?, what).await
 }
 
 /// GETs a binary file, reporting (bytes so far, expected total) as it streams in.
@@ -79,23 +87,25 @@ pub async fn bytes(
     expected: u64,
     progress: impl Fn(u64, u64),
 ) -> Result<Vec<u8>, Failure> {
-    let response = send(&get(url)?, what).await?;
-    let fail = |e: JsValue| {
-        Failure(format!(
-            "{what} konnte nicht vollständig geladen werden: {}",
-            js_message(&e)
-        ))
+    let request = Request::new_with_str(url).map_err(|e| invalid_address(url, &e))?;
+    let response = send(&request, what).await?;
+    let fail = |e: JsValue| Failure::Incomplete {
+        what: what.to_string(),
+        detail: js_message(&e),
+    };
+    let out_of_memory = |bytes: u64| Failure::OutOfMemory {
+        what: what.to_string(),
+        bytes,
     };
     let Some(body) = response.body() else {
         return Ok(Vec::new());
     };
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut out: Vec<u8> = Vec::new();
-    if out.try_reserve(expected as usize).is_err() {
-        return Err(Failure(format!(
-            "{what}: nicht genug Arbeitsspeicher für {} (das Gesetz ist für dieses Gerät zu groß)",
-            crate::format_bytes(expected)
-        )));
+    // The manifest's size is only a hint here (it is verified after the download): reserve at most what fits.
+    let hint = usize::try_from(expected).unwrap_or(usize::MAX);
+    if out.try_reserve(hint).is_err() {
+        return Err(out_of_memory(expected));
     }
     loop {
         let chunk = JsFuture::from(reader.read()).await.map_err(fail)?;
@@ -112,10 +122,7 @@ pub async fn bytes(
         let start = out.len();
         let n = value.length() as usize;
         if out.try_reserve(n).is_err() {
-            return Err(Failure(format!(
-                "{what}: nicht genug Arbeitsspeicher (nach {})",
-                crate::format_bytes(start as u64)
-            )));
+            return Err(out_of_memory((start + n) as u64));
         }
         out.resize(start + n, 0);
         value.copy_to(&mut out[start..]);
@@ -129,19 +136,13 @@ pub async fn post_json(url: &str, body: &str, what: &str) -> Result<String, Fail
     let init = RequestInit::new();
     init.set_method("POST");
     init.set_body(&JsValue::from_str(body));
-    let request = Request::new_with_str_and_init(url, &init)
-        .map_err(|e| Failure(format!("ungültige Adresse {url}: {}", js_message(&e))))?;
+    let request =
+        Request::new_with_str_and_init(url, &init).map_err(|e| invalid_address(url, &e))?;
     request
         .headers()
         .set("Content-Type", "application/json")
-        .map_err(|e| Failure(js_message(&e)))?;
-    let response = send(&request, what).await?;
-    let promise = response.text().map_err(|e| Failure(js_message(&e)))?;
-    JsFuture::from(promise)
-        .await
-        .map_err(|e| Failure(format!("{what}: {}", js_message(&e))))?
-        .as_string()
-        .ok_or_else(|| Failure(format!("{what}: keine Textantwort")))
+        .map_err(|e| Failure::Browser(js_message(&e)))?;
+    response_text(send(&request, what).await?, what).await
 }
 
 /// Milliseconds from the page's clock.

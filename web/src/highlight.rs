@@ -1,9 +1,7 @@
 //! Splits a section's text into runs for display: which bytes belong to a unit that scored, and which are a
 //! citation of another section of the same law (an in-app link).
 
-use paragraf_core::bundle::StrategyBundle;
 use paragraf_core::law::{RefTarget, Section};
-use paragraf_core::search::Hit;
 
 /// A run of text with one look.
 #[derive(Clone, Debug, PartialEq)]
@@ -14,30 +12,6 @@ pub struct Run {
     pub hit: Option<usize>,
     /// Cites this section of the same law.
     pub link: Option<u32>,
-}
-
-/// Byte ranges of `section` covered by each hit unit, in hit order. Units that cover the whole section text
-/// (the `section` strategy) highlight nothing: marking everything tells the reader nothing.
-pub fn hit_spans(
-    bundle: &StrategyBundle,
-    section_index: u32,
-    section: &Section,
-    units: &[Hit],
-) -> Vec<(usize, std::ops::Range<usize>)> {
-    let mut spans = Vec::new();
-    for (rank, hit) in units.iter().enumerate() {
-        let Some(unit) = bundle.units.get(hit.index as usize) else {
-            continue;
-        };
-        for piece in unit.pieces.iter().filter(|p| p.section == section_index) {
-            let range = piece.span.range();
-            if range.start == 0 && range.end >= section.text.len() {
-                continue;
-            }
-            spans.push((rank, range));
-        }
-    }
-    spans
 }
 
 /// The runs of `text`: `hits` as (rank, byte range), links from the section's references.

@@ -2,10 +2,12 @@
 //! `paragraf-core` compiled to WebAssembly. Only the query text leaves the browser, to the query-embedding proxy,
 //! and only for dense and hybrid search.
 //!
-//! `state`, `highlight` and `manifest` are platform-free (unit-tested natively); the Leptos app is wasm32-only.
+//! `failure`, `state` and `highlight` are platform-free (unit-tested natively); the Leptos app is wasm32-only.
+//! Its modules depend in one direction: `app` → `pages` → `components` → `context` → `load` → `fetch`, and
+//! all of them may use the platform-free ones; nothing imports back from `app`.
 
+pub mod failure;
 pub mod highlight;
-pub mod manifest;
 pub mod state;
 
 #[cfg(target_arch = "wasm32")]
@@ -13,7 +15,11 @@ mod app;
 #[cfg(target_arch = "wasm32")]
 mod components;
 #[cfg(target_arch = "wasm32")]
+mod context;
+#[cfg(target_arch = "wasm32")]
 mod fetch;
+#[cfg(target_arch = "wasm32")]
+mod load;
 #[cfg(target_arch = "wasm32")]
 mod pages;
 

@@ -33,25 +33,6 @@ pub enum Page {
     Strategies,
 }
 
-/// The URL name of a mode.
-pub fn mode_name(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Dense => "dense",
-        Mode::Bm25 => "bm25",
-        Mode::Hybrid => "hybrid",
-    }
-}
-
-/// A mode from its URL name.
-pub fn parse_mode(name: &str) -> Option<Mode> {
-    match name.to_ascii_lowercase().as_str() {
-        "dense" => Some(Mode::Dense),
-        "bm25" => Some(Mode::Bm25),
-        "hybrid" => Some(Mode::Hybrid),
-        _ => None,
-    }
-}
-
 impl UrlState {
     /// Parses a query string (with or without the leading `?`); unknown keys and bad values are ignored.
     pub fn parse(search: &str) -> UrlState {
@@ -67,14 +48,8 @@ impl UrlState {
                 "q" => state.q = value,
                 "law" => state.law = value,
                 "s" => state.strategy = value,
-                "mode" => state.mode = parse_mode(&value).unwrap_or_default(),
-                "u" => {
-                    state.unit_search = if value == "hnsw" {
-                        UnitSearch::Hnsw
-                    } else {
-                        UnitSearch::Exact
-                    }
-                }
+                "mode" => state.mode = value.parse().unwrap_or_default(),
+                "u" => state.unit_search = value.parse().unwrap_or_default(),
                 "data" if !value.is_empty() => state.data = Some(value),
                 "proxy" if !value.is_empty() => state.proxy = Some(value),
                 "page" if value == "strategies" => state.page = Page::Strategies,
@@ -99,11 +74,11 @@ impl UrlState {
         if !self.strategy.is_empty() {
             parts.push(format!("s={}", encode(&self.strategy)));
         }
-        if self.mode != Mode::Hybrid {
-            parts.push(format!("mode={}", mode_name(self.mode)));
+        if self.mode != Mode::default() {
+            parts.push(format!("mode={}", self.mode));
         }
-        if self.unit_search == UnitSearch::Hnsw {
-            parts.push("u=hnsw".to_string());
+        if self.unit_search != UnitSearch::default() {
+            parts.push(format!("u={}", self.unit_search));
         }
         if let Some(data) = &self.data {
             parts.push(format!("data={}", encode(data)));

@@ -6,8 +6,8 @@
 //! section recall@10 against exact search, and the mean retrieval time of both.
 //!
 //! cargo run --release -p paragraf --example hnsw_sweep -- <bundle folder> [strategy] [questions]
-use paragraf_build::manifest::Manifest;
-use paragraf_core::bundle::{LawBundle, StrategyBundle, VectorStore};
+use paragraf_bundler::manifest::{load_or_new, read_law, read_strategy};
+use paragraf_core::bundle::{StrategyBundle, VectorStore};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use paragraf_core::eval::Question;
 use paragraf_core::search::exact::{self, QueryPrecision};
@@ -29,14 +29,14 @@ fn main() -> anyhow::Result<()> {
         args.next()
             .unwrap_or_else(|| "../shared/eval/gerlayqa/bgb_dev.json".into()),
     );
-    let manifest = Manifest::load_or_new(&dir)?;
-    let law = LawBundle::from_bytes(&std::fs::read(dir.join(&manifest.laws[0].file))?)?.law;
+    let manifest = load_or_new(&dir)?;
+    let law = read_law(&dir, manifest.laws.first().expect("a law in the manifest"))?;
     let entry = manifest
         .bundles
         .iter()
         .find(|b| b.strategy == strategy)
         .expect("strategy in the manifest");
-    let bundle = StrategyBundle::from_bytes(&std::fs::read(dir.join(&entry.file))?)?;
+    let bundle = read_strategy(&dir, entry)?;
     let VectorStore::Int8(vectors) = &bundle.vectors else {
         anyhow::bail!("int8 bundle expected")
     };
@@ -74,7 +74,7 @@ fn main() -> anyhow::Result<()> {
                 &options(UnitSearch::Exact),
             )
         })
-        .map(|r| r.map(|hits| hits.into_iter().map(|h| h.section).collect()))
+        .map(|r| r.map(|outcome| outcome.hits.into_iter().map(|h| h.section).collect()))
         .collect::<Result<_, _>>()?;
     let exact_units: Vec<Vec<u32>> = queries
         .iter()
@@ -154,7 +154,11 @@ fn main() -> anyhow::Result<()> {
                     &options(UnitSearch::Hnsw),
                 )?;
                 section_total += sections.len();
-                section_hits += got.iter().filter(|h| sections.contains(&h.section)).count();
+                section_hits += got
+                    .hits
+                    .iter()
+                    .filter(|h| sections.contains(&h.section))
+                    .count();
             }
             let ms = timed(&index, UnitSearch::Hnsw)?;
             println!(

@@ -44,11 +44,91 @@ enum Command {
     Embed(cmd::embed::EmbedArgs),
     /// Serve query embeddings over HTTP for the browser app (`paragraf proxy bench`: load-test it).
     Proxy(Box<cmd::proxy::ProxyArgs>),
+    /// Search the bundles from the terminal: the app's engine and defaults (`--json` for scripts).
+    Search(Box<cmd::search::SearchArgs>),
+    /// Show one section from the law bundle: Absätze, sentences, citations both ways, official link.
+    Show(Box<cmd::show::ShowArgs>),
+    /// Serve search_law, get_section and list_laws to AI assistants (Model Context Protocol over stdio).
+    Mcp(Box<cmd::mcp::McpArgs>),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() {
     restore_default_sigpipe();
     let cli = Cli::parse();
+    if let Err(error) = run(cli) {
+        eprintln!("error: {}", describe(&error));
+        std::process::exit(exit_code(&error));
+    }
+}
+
+/// The error and its causes on one line, `outer: inner: root` (as `{:#}` prints them, without Debug noise), leaving
+/// out a cause whose text the message before it already quotes: many library errors say `path: <os error>` and
+/// also carry that OS error as their source.
+fn describe(error: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+/// The exit status of a failed command, for scripts that tell "fix your input" from "try again".
+///
+/// * 2: a usage or data error — the invocation or the files it names are at fault, and rerunning unchanged
+///   fails again. Clap's usage errors exit 2 by themselves; after parsing, an error counts as one when any
+///   error in its chain is a [`cmd::library::Refusal`] (which commands raise for unusable arguments and inputs,
+///   such as a folder without bundles) or one of the typed errors of bad input data: a law XML that does not parse, a
+///   bundle, manifest or report that is not ours or is damaged, a name or strategy that does not exist, JSON
+///   that does not have the expected shape.
+/// * 1: everything else: disk, network, the encoder, a bug.
+fn exit_code(error: &anyhow::Error) -> i32 {
+    let data = error.chain().any(|cause| {
+        cause.is::<cmd::library::Refusal>()
+            || cause.is::<paragraf_corpus::gii::ParseError>()
+            || cause
+                .downcast_ref::<paragraf_corpus::fetch::FetchError>()
+                .is_some_and(|e| {
+                    matches!(
+                        e,
+                        paragraf_corpus::fetch::FetchError::Bomb { .. }
+                            | paragraf_corpus::fetch::FetchError::Archive { .. }
+                            | paragraf_corpus::fetch::FetchError::Slug(_)
+                    )
+                })
+            || cause
+                .downcast_ref::<paragraf_corpus::archive::ArchiveError>()
+                .is_some_and(|e| {
+                    matches!(
+                        e,
+                        paragraf_corpus::archive::ArchiveError::EntryTooLarge { .. }
+                            | paragraf_corpus::archive::ArchiveError::Bomb { .. }
+                    )
+                })
+            || cause.is::<paragraf_core::bundle::BundleError>()
+            || cause.is::<paragraf_core::manifest::ManifestError>()
+            || cause
+                .downcast_ref::<paragraf_bundler::manifest::ManifestError>()
+                .is_some_and(|e| e.is_bad_data())
+            || cause.is::<paragraf_core::eval::report::ReportError>()
+            || cause.is::<paragraf_core::names::NameError>()
+            || cause.is::<paragraf_core::strategy::UnknownStrategy>()
+            || cause.is::<serde_json::Error>()
+    });
+    if data {
+        2
+    } else {
+        1
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Corpus { command, dir } => cmd::corpus::run(command, &dir),
         Command::Build(args) => cmd::build::run(*args),
@@ -57,6 +137,9 @@ fn main() -> anyhow::Result<()> {
         Command::Model(args) => cmd::model::run(args),
         Command::Embed(args) => cmd::embed::run(args),
         Command::Proxy(args) => cmd::proxy::run(*args),
+        Command::Search(args) => cmd::search::run(*args),
+        Command::Show(args) => cmd::show::run(*args),
+        Command::Mcp(args) => cmd::mcp::run(*args),
     }
 }
 

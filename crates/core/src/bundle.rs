@@ -15,7 +15,7 @@
 //! strategies); one **strategy bundle** per strategy holds the indexed units, their vectors and any routing
 //! structure. Units are spans of the law's text wherever possible, so the text is shipped once.
 
-use crate::law::{Law, Span};
+use crate::law::{Law, LawError, Span};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -106,6 +106,9 @@ pub enum BundleError {
     /// The checksum matched but the payload does not decode.
     #[error("bundle payload cannot be decoded ({0}). Most likely it was written by an incompatible development build: rebuild with `paragraf build`")]
     Decode(String),
+    /// The payload decoded, but the law in it is inconsistent ([`Law::validate`]).
+    #[error("law bundle is inconsistent: {0}. Most likely it was damaged before its checksum was written or made by another program: rebuild with `paragraf build`")]
+    InvalidLaw(LawError),
 }
 
 /// The parsed header of a bundle.
@@ -230,9 +233,12 @@ impl LawBundle {
         encode(BundleKind::Law, self)
     }
 
-    /// Decodes and validates a law bundle file.
+    /// Decodes and validates a law bundle file: header, checksum, payload and then [`Law::validate`], so that
+    /// a law that decodes can be used without further checks.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, BundleError> {
-        decode(BundleKind::Law, bytes)
+        let bundle: Self = decode(BundleKind::Law, bytes)?;
+        bundle.law.validate().map_err(BundleError::InvalidLaw)?;
+        Ok(bundle)
     }
 }
 
@@ -541,6 +547,113 @@ mod tests {
             error(&bytes).starts_with("bundle payload cannot be decoded ("),
             "{}",
             error(&bytes)
+        );
+    }
+
+    /// A small valid law: one structure unit, one section `(1) Eins. Zwei.` citing itself.
+    fn small_law() -> Law {
+        use crate::law::*;
+        let text = "(1) Eins. Zwei.".to_string();
+        Law {
+            abbreviation: "TG".into(),
+            slug: "tg".into(),
+            title: "Testgesetz".into(),
+            doknr: String::new(),
+            build_date: "1".into(),
+            stand: vec![],
+            source: "t.xml".into(),
+            structure: vec![StructureNode {
+                code: "010".into(),
+                designation: "Buch 1".into(),
+                title: String::new(),
+                parent: None,
+            }],
+            sections: vec![Section {
+                designation: "§ 1".into(),
+                title: String::new(),
+                structure: Some(0),
+                repealed: false,
+                subsections: vec![Subsection {
+                    label: Some("1".into()),
+                    span: Span::new(0..text.len()),
+                    sentences: 0..2,
+                }],
+                sentences: vec![
+                    Sentence {
+                        span: Span::new(4..9),
+                        subsection: 0,
+                    },
+                    Sentence {
+                        span: Span::new(10..15),
+                        subsection: 0,
+                    },
+                ],
+                list_items: vec![],
+                references: vec![Reference {
+                    span: Span::new(4..9),
+                    targets: vec![RefTarget::Section {
+                        section: 0,
+                        subsection: None,
+                        sentence: None,
+                    }],
+                }],
+                footnotes: vec![],
+                text,
+            }],
+        }
+    }
+
+    fn law_error(change: impl FnOnce(&mut Law)) -> String {
+        let mut law = small_law();
+        change(&mut law);
+        // Encoded with a valid header and checksum: only the law check can refuse it.
+        let bytes = LawBundle {
+            generator: "test".into(),
+            law,
+        }
+        .to_bytes();
+        LawBundle::from_bytes(&bytes).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn decoded_laws_are_validated() {
+        let bytes = LawBundle {
+            generator: "test".into(),
+            law: small_law(),
+        }
+        .to_bytes();
+        assert_eq!(
+            LawBundle::from_bytes(&bytes).unwrap().law.path_label(0),
+            "Buch 1"
+        );
+        let tail = ". Most likely it was damaged before its checksum was written or made by another program: rebuild with `paragraf build`";
+        let cycle = law_error(|law| {
+            law.structure.push(law.structure[0].clone());
+            law.structure[0].parent = Some(1);
+            law.structure[1].parent = Some(0);
+        });
+        assert_eq!(cycle, format!("law bundle is inconsistent: structure unit 0 has parent 1, which does not precede it{tail}"));
+        let out_of_range = law_error(|law| law.sections[0].structure = Some(7));
+        assert_eq!(out_of_range, format!("law bundle is inconsistent: section 0 (§ 1) lies in structure unit 7, but the law has 1{tail}"));
+        let span = law_error(|law| law.sections[0].sentences[1].span.end = 99);
+        assert_eq!(span, format!("law bundle is inconsistent: section 0 (§ 1): sentence 1 spans bytes 10..99 of a 15-byte text{tail}"));
+        let order = law_error(|law| law.sections[0].sentences.swap(0, 1));
+        assert_eq!(order, format!("law bundle is inconsistent: section 0 (§ 1): sentence 1 starts before the sentence ahead of it{tail}"));
+        let citation = law_error(|law| {
+            law.sections[0].references[0].targets[0] = crate::law::RefTarget::Section {
+                section: 3,
+                subsection: None,
+                sentence: None,
+            }
+        });
+        assert_eq!(citation, format!("law bundle is inconsistent: section 0 (§ 1): reference 0 cites section 3, but the law has 1{tail}"));
+        let char_boundary = law_error(|law| {
+            law.sections[0].text = "(1) Übel. Zwei.".into();
+            law.sections[0].sentences[0].span = Span::new(4..5);
+        });
+        assert!(
+            char_boundary.contains("sentence 0 spans bytes 4..5"),
+            "{char_boundary}"
         );
     }
 }

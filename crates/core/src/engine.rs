@@ -4,15 +4,28 @@
 //! bytes); a [`StrategyIndex`] holds one strategy bundle with its unit → section map. [`search`] runs the paper's
 //! protocol — top-100 units (exact, HNSW or RAPTOR-routed), scores propagated to sections, top-10 distinct
 //! sections — lexically, densely or as a reciprocal-rank-fused hybrid, with cited sections (`§ 535`) first.
+//!
+//! [`search`] is the one owner of that protocol, and it says what ran ([`SearchOutcome`]): the mode that ran
+//! (BM25 when there is no query vector), the unit search that ran (a RAPTOR bundle is routed whatever was asked
+//! for; HNSW needs a graph) and the model of the vectors. Front ends render that instead of re-deriving it, and
+//! the names of modes and unit searches ([`Mode`], [`UnitSearch`], [`UnitRoute`]: `Display`/`FromStr`, serde
+//! lowercase) are spelled only here.
+
+use std::fmt;
+use std::str::FromStr;
 
 use crate::bundle::{RaptorTree, StrategyBundle, VectorStore};
+use crate::expansion::{expand, weighted_terms, Expansion, ExpansionTable};
 use crate::law::Law;
 use crate::search::aggregate::{aggregate, Aggregation, UnitSections};
 use crate::search::bm25::{Bm25Index, Bm25Params};
-use crate::search::citation::cited_sections;
-use crate::search::exact::{self, QueryPrecision};
+use crate::search::citation::{cited_first, cited_sections};
+use crate::search::exact::top_rows;
 use crate::search::fusion::{reciprocal_rank_fusion, Ranked, DEFAULT_RRF_K};
-use crate::search::{Hit, TopK, DEFAULT_SECTION_K, DEFAULT_UNIT_K};
+use crate::search::hnsw::Hnsw;
+use crate::search::raptor;
+use crate::search::{Hit, DEFAULT_SECTION_K, DEFAULT_UNIT_K};
+use crate::vectors::Int8Vectors;
 
 /// Why a bundle cannot be searched.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -46,8 +59,61 @@ pub enum EngineError {
     },
 }
 
+/// A mode, unit search or route name that is not one of ours.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} `{name}`: expected {expected}")]
+pub struct UnknownName {
+    /// What was being named (`mode`, `unit search`, `unit route`).
+    pub kind: &'static str,
+    /// The name given.
+    pub name: String,
+    /// The names there are.
+    pub expected: &'static str,
+}
+
+/// `Display`, `FromStr` (ASCII case-insensitive) and `name()` from one table of names.
+macro_rules! names {
+    ($type:ident, $kind:literal, $expected:literal, { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl $type {
+            /// Every value, in display order.
+            pub const ALL: &'static [$type] = &[$($type::$variant),+];
+
+            /// The lowercase name (URLs, JSON, the command line).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($type::$variant => $name),+
+                }
+            }
+        }
+
+        impl fmt::Display for $type {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $type {
+            type Err = UnknownName;
+
+            fn from_str(name: &str) -> Result<Self, UnknownName> {
+                Self::ALL
+                    .iter()
+                    .copied()
+                    .find(|v| v.name().eq_ignore_ascii_case(name))
+                    .ok_or_else(|| UnknownName {
+                        kind: $kind,
+                        name: name.to_string(),
+                        expected: $expected,
+                    })
+            }
+        }
+    };
+}
+
 /// Which rankings a search uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Vectors only.
@@ -59,8 +125,13 @@ pub enum Mode {
     Hybrid,
 }
 
-/// How unit candidates are found.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+names!(Mode, "mode", "dense, bm25 or hybrid", { Dense => "dense", Bm25 => "bm25", Hybrid => "hybrid" });
+
+/// How unit candidates are to be found (what a user or the harness asks for).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum UnitSearch {
     /// Scan every unit.
     #[default]
@@ -68,6 +139,22 @@ pub enum UnitSearch {
     /// The bundle's HNSW graph, when it has one (exact otherwise).
     Hnsw,
 }
+
+names!(UnitSearch, "unit search", "exact or hnsw", { Exact => "exact", Hnsw => "hnsw" });
+
+/// How unit candidates were found (what ran, see [`StrategyIndex::unit_route`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnitRoute {
+    /// Every unit scanned.
+    Exact,
+    /// The bundle's HNSW graph.
+    Hnsw,
+    /// Down the bundle's RAPTOR tree of summaries (whatever was asked for).
+    Raptor,
+}
+
+names!(UnitRoute, "unit route", "exact, hnsw or raptor", { Exact => "exact", Hnsw => "hnsw", Raptor => "raptor" });
 
 /// Search settings with the paper's defaults.
 #[derive(Clone, Copy, Debug)]
@@ -94,7 +181,14 @@ pub struct SearchOptions {
     pub raptor_beam: usize,
     /// Put sections cited in the query (`§ 535`) first (true).
     pub citations_first: bool,
+    /// BM25 weight of the words query expansion adds, relative to the user's own words (0: no expansion); used
+    /// when the law has an expansion table ([`LawIndex::with_expansions`]). See [`DEFAULT_EXPANSION_WEIGHT`].
+    pub expansion_weight: f32,
 }
+
+/// Default [`SearchOptions::expansion_weight`]: off until measured on dev questions shows a gain (README,
+/// "Query expansion").
+pub const DEFAULT_EXPANSION_WEIGHT: f32 = 0.0;
 
 impl Default for SearchOptions {
     fn default() -> Self {
@@ -110,6 +204,7 @@ impl Default for SearchOptions {
             fusion_depth: 100,
             raptor_beam: 20,
             citations_first: true,
+            expansion_weight: DEFAULT_EXPANSION_WEIGHT,
         }
     }
 }
@@ -121,6 +216,8 @@ pub struct LawIndex {
     bm25: Bm25Index,
     /// `bm25` document index -> section index (active, non-empty sections only).
     bm25_sections: Vec<u32>,
+    /// Lay word -> statute words, when the build made a table for this law.
+    expansions: Option<ExpansionTable>,
 }
 
 /// What a section is searched by lexically: its heading line (`title_weight` times: BM25 has no fields, so a
@@ -153,14 +250,38 @@ impl LawIndex {
             law,
             bm25,
             bm25_sections,
+            expansions: None,
         }
+    }
+
+    /// The index with the law's query-expansion table (the build's expansion file).
+    pub fn with_expansions(mut self, table: ExpansionTable) -> Self {
+        self.expansions = Some(table);
+        self
+    }
+
+    /// The query-expansion table, if one was given.
+    pub fn expansions(&self) -> Option<&ExpansionTable> {
+        self.expansions.as_ref()
+    }
+
+    /// The section-level BM25 index (its documents are the active, non-empty sections).
+    pub fn bm25(&self) -> &Bm25Index {
+        &self.bm25
     }
 
     /// BM25 over sections: the best `k` sections for `query`.
     pub fn lexical(&self, query: &str, k: usize) -> Vec<Hit> {
-        self.bm25
-            .search(query, k)
-            .into_iter()
+        self.to_sections(self.bm25.search(query, k))
+    }
+
+    /// BM25 over sections for weighted, analysed terms (a query plus its expansions, [`crate::expansion`]).
+    pub fn lexical_weighted(&self, terms: &[(String, f32)], k: usize) -> Vec<Hit> {
+        self.to_sections(self.bm25.search_weighted(terms, k))
+    }
+
+    fn to_sections(&self, hits: Vec<Hit>) -> Vec<Hit> {
+        hits.into_iter()
             .map(|h| Hit {
                 index: self.bm25_sections[h.index as usize],
                 score: h.score,
@@ -207,7 +328,7 @@ impl StrategyIndex {
             )));
         }
         if let Some(tree) = &bundle.raptor {
-            check_tree(tree, bundle.units.len()).map_err(inconsistent)?;
+            raptor::check_tree(tree, bundle.units.len()).map_err(inconsistent)?;
         }
         if let Some(graph) = &bundle.hnsw {
             if graph.len() != bundle.units.len() {
@@ -231,7 +352,32 @@ impl StrategyIndex {
         }
     }
 
-    /// The top `options.unit_k` units for a query vector.
+    /// The unit search `wanted` gets on this bundle: RAPTOR routing when the bundle has a tree (whatever was
+    /// asked for), HNSW when asked for and the bundle has a graph over int8 vectors, the exact scan otherwise.
+    pub fn unit_route(&self, wanted: UnitSearch) -> UnitRoute {
+        match self.plan(wanted) {
+            Plan::Raptor(_) => UnitRoute::Raptor,
+            Plan::Hnsw(..) => UnitRoute::Hnsw,
+            Plan::Exact => UnitRoute::Exact,
+        }
+    }
+
+    fn plan(&self, wanted: UnitSearch) -> Plan<'_> {
+        match (
+            &self.bundle.raptor,
+            wanted,
+            &self.bundle.hnsw,
+            &self.bundle.vectors,
+        ) {
+            (Some(tree), ..) => Plan::Raptor(tree),
+            (None, UnitSearch::Hnsw, Some(graph), VectorStore::Int8(vectors)) => {
+                Plan::Hnsw(graph, vectors)
+            }
+            _ => Plan::Exact,
+        }
+    }
+
+    /// The top `options.unit_k` units for a query vector, found as [`StrategyIndex::unit_route`] says.
     pub fn unit_hits(
         &self,
         query: &[f32],
@@ -244,23 +390,21 @@ impl StrategyIndex {
                 found: query.len(),
             });
         }
-        if let Some(tree) = &self.bundle.raptor {
-            return Ok(raptor_route(
+        Ok(match self.plan(options.unit_search) {
+            Plan::Raptor(tree) => raptor::route(
                 tree,
                 &self.bundle.vectors,
                 query,
                 options.raptor_beam,
                 options.unit_k,
-            ));
-        }
-        if let (UnitSearch::Hnsw, Some(graph), VectorStore::Int8(vectors)) =
-            (options.unit_search, &self.bundle.hnsw, &self.bundle.vectors)
-        {
-            return graph.search(vectors, query, options.unit_k).map_err(|e| {
-                EngineError::Inconsistent(self.bundle.strategy.clone(), e.to_string())
-            });
-        }
-        Ok(top_rows(&self.bundle.vectors, query, options.unit_k, None))
+            ),
+            Plan::Hnsw(graph, vectors) => {
+                graph.search(vectors, query, options.unit_k).map_err(|e| {
+                    EngineError::Inconsistent(self.bundle.strategy.clone(), e.to_string())
+                })?
+            }
+            Plan::Exact => top_rows(&self.bundle.vectors, query, options.unit_k, None),
+        })
     }
 
     /// Dense section ranking: unit hits aggregated to sections.
@@ -281,91 +425,11 @@ impl StrategyIndex {
     }
 }
 
-fn check_tree(tree: &RaptorTree, units: usize) -> Result<(), String> {
-    if tree.vectors.len() != tree.nodes.len() {
-        return Err(format!(
-            "{} summary vectors for {} nodes",
-            tree.vectors.len(),
-            tree.nodes.len()
-        ));
-    }
-    for (i, node) in tree.nodes.iter().enumerate() {
-        let bound = if node.level == 1 {
-            units
-        } else {
-            tree.nodes.len()
-        };
-        if node.children.iter().any(|&c| c as usize >= bound) {
-            return Err(format!("summary node {i} has a child out of range"));
-        }
-    }
-    if tree.roots.iter().any(|&r| r as usize >= tree.nodes.len()) {
-        return Err("a root is out of range".into());
-    }
-    Ok(())
-}
-
-/// Best `k` rows of `store` for `query`, optionally only among `candidates`.
-fn top_rows(store: &VectorStore, query: &[f32], k: usize, candidates: Option<&[u32]>) -> Vec<Hit> {
-    match (store, candidates) {
-        (VectorStore::Int8(v), None) => {
-            exact::search(v, query, k, QueryPrecision::Int8).expect("dimension checked")
-        }
-        (store, candidates) => {
-            let mut top = TopK::new(k);
-            let mut push = |i: u32| {
-                top.push(Hit {
-                    index: i,
-                    score: row_score(store, query, i as usize),
-                })
-            };
-            match candidates {
-                Some(c) => c.iter().for_each(|&i| push(i)),
-                None => (0..store.len() as u32).for_each(push),
-            }
-            top.into_sorted()
-        }
-    }
-}
-
-fn row_score(store: &VectorStore, query: &[f32], i: usize) -> f32 {
-    match store {
-        VectorStore::Int8(v) => v.dot_f32(query, i),
-        VectorStore::F32 { dim, values } => {
-            let d = *dim as usize;
-            values[i * d..(i + 1) * d]
-                .iter()
-                .zip(query)
-                .map(|(a, b)| a * b)
-                .sum()
-        }
-    }
-}
-
-/// RAPTOR tree traversal: score the roots, keep the best `beam` nodes per level while descending, then score
-/// the leaf units under the kept level-1 nodes and return the best `k`.
-pub fn raptor_route(
-    tree: &RaptorTree,
-    leaves: &VectorStore,
-    query: &[f32],
-    beam: usize,
-    k: usize,
-) -> Vec<Hit> {
-    let mut frontier: Vec<u32> = tree.roots.clone();
-    loop {
-        let kept = top_rows(&tree.vectors, query, beam.max(1), Some(&frontier));
-        let level = kept
-            .first()
-            .map_or(1, |h| tree.nodes[h.index as usize].level);
-        let children: Vec<u32> = kept
-            .iter()
-            .flat_map(|h| tree.nodes[h.index as usize].children.iter().copied())
-            .collect();
-        if level <= 1 || children.is_empty() {
-            return top_rows(leaves, query, k, Some(&children));
-        }
-        frontier = children;
-    }
+/// The unit search a bundle runs, with what it needs.
+enum Plan<'a> {
+    Raptor(&'a RaptorTree),
+    Hnsw(&'a Hnsw, &'a Int8Vectors),
+    Exact,
 }
 
 /// One result section.
@@ -382,25 +446,73 @@ pub struct SectionHit {
     pub units: Vec<Hit>,
 }
 
+/// What a search found and what ran to find it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchOutcome {
+    /// The result sections, best first (cited sections first).
+    pub hits: Vec<SectionHit>,
+    /// The mode that ran: [`Mode::Bm25`] whenever there was no query vector or no strategy, whatever was asked.
+    pub mode: Mode,
+    /// How unit candidates were found; `None` when only BM25 ran.
+    pub unit_search: Option<UnitRoute>,
+    /// HNSW was asked for but did not run: the bundle has no HNSW graph over int8 vectors, or routes through its
+    /// RAPTOR tree. `unit_search` says what ran instead. Always false when only BM25 ran.
+    pub hnsw_unavailable: bool,
+    /// The embedding model of the vectors searched; `None` when only BM25 ran.
+    pub model: Option<String>,
+    /// What query expansion added to the BM25 query (to show, and to let the user remove); empty when no
+    /// expansion ran (no table, weight 0, dense mode or nothing to expand).
+    pub expansions: Vec<Expansion>,
+}
+
 /// Runs a search. `vector` is the query embedding (absent without the proxy: then only BM25 runs, whatever
-/// `options.mode` says); `strategy` is needed for dense and hybrid search.
+/// `options.mode` says); `strategy` is needed for dense and hybrid search. The outcome says what ran.
 pub fn search(
     law: &LawIndex,
     strategy: Option<&StrategyIndex>,
     text: &str,
     vector: Option<&[f32]>,
     options: &SearchOptions,
-) -> Result<Vec<SectionHit>, EngineError> {
+) -> Result<SearchOutcome, EngineError> {
+    search_expanded(law, strategy, text, vector, &[], options)
+}
+
+/// [`search`] with the expansions the user removed (`removed`: words as shown, see [`expand`]) left out of
+/// the BM25 query. Expansion runs when the law has a table and `options.expansion_weight` > 0.
+pub fn search_expanded(
+    law: &LawIndex,
+    strategy: Option<&StrategyIndex>,
+    text: &str,
+    vector: Option<&[f32]>,
+    removed: &[String],
+    options: &SearchOptions,
+) -> Result<SearchOutcome, EngineError> {
     let dense_input = match (options.mode, strategy, vector) {
         (Mode::Bm25, _, _) | (_, None, _) | (_, _, None) => None,
         (_, Some(s), Some(v)) => Some((s, v)),
     };
     let depth = options.fusion_depth.max(options.section_k);
+    let expansions = match (&law.expansions, options.mode, dense_input) {
+        (Some(table), mode, input)
+            if options.expansion_weight > 0.0 && !(mode == Mode::Dense && input.is_some()) =>
+        {
+            expand(text, table, removed)
+        }
+        _ => Vec::new(),
+    };
+    let lexical = |k: usize| {
+        if expansions.is_empty() {
+            law.lexical(text, k)
+        } else {
+            let terms = weighted_terms(&law.bm25, text, &expansions, options.expansion_weight);
+            law.lexical_weighted(&terms, k)
+        }
+    };
     let (ranking, units) = match (options.mode, dense_input) {
         (Mode::Dense, Some((s, v))) => s.dense(v, options, options.section_k)?,
         (Mode::Hybrid, Some((s, v))) => {
             let (dense, units) = s.dense(v, options, depth)?;
-            let lexical = law.lexical(text, depth);
+            let lexical = lexical(depth);
             let ids = |hits: &[Hit]| hits.iter().map(|h| h.index).collect::<Vec<_>>();
             let (dense_ids, lexical_ids) = (ids(&dense), ids(&lexical));
             let fused = reciprocal_rank_fusion(
@@ -419,7 +531,7 @@ pub fn search(
             );
             (fused, units)
         }
-        _ => (law.lexical(text, options.section_k), Vec::new()),
+        _ => (lexical(options.section_k), Vec::new()),
     };
     let cited: Vec<u32> = if options.citations_first {
         cited_sections(text, &law.law)
@@ -429,44 +541,315 @@ pub fn search(
     } else {
         Vec::new()
     };
-    let mut results: Vec<SectionHit> = cited
-        .iter()
-        .take(options.section_k)
-        .map(|&section| SectionHit {
+    let hits = cited_first(&cited, &ranking, options.section_k)
+        .into_iter()
+        .map(|section| SectionHit {
             section,
             score: ranking
                 .iter()
                 .find(|h| h.index == section)
                 .map_or(0.0, |h| h.score),
-            cited: true,
-            units: Vec::new(),
+            cited: cited.contains(&section),
+            units: strategy.map_or_else(Vec::new, |strategy| {
+                units
+                    .iter()
+                    .filter(|u| strategy.sections_of(u.index as usize).contains(&section))
+                    .copied()
+                    .collect()
+            }),
         })
         .collect();
-    for hit in ranking {
-        if results.len() == options.section_k {
-            break;
+    Ok(match dense_input {
+        None => SearchOutcome {
+            hits,
+            mode: Mode::Bm25,
+            unit_search: None,
+            hnsw_unavailable: false,
+            model: None,
+            expansions,
+        },
+        Some((strategy, _)) => {
+            let route = strategy.unit_route(options.unit_search);
+            SearchOutcome {
+                hits,
+                mode: options.mode,
+                unit_search: Some(route),
+                hnsw_unavailable: options.unit_search == UnitSearch::Hnsw
+                    && route != UnitRoute::Hnsw,
+                model: Some(strategy.bundle.model.clone()),
+                expansions,
+            }
         }
-        if !cited.contains(&hit.index) {
-            results.push(SectionHit {
-                section: hit.index,
-                score: hit.score,
-                cited: false,
-                units: Vec::new(),
-            });
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{Producer, Unit};
+    use crate::law::Section;
+    use crate::search::hnsw;
+
+    fn section(designation: &str, text: &str) -> Section {
+        Section {
+            designation: designation.into(),
+            title: String::new(),
+            structure: None,
+            repealed: false,
+            text: text.into(),
+            subsections: vec![],
+            sentences: vec![],
+            list_items: vec![],
+            references: vec![],
+            footnotes: vec![],
         }
     }
-    if let Some(strategy) = strategy {
-        for result in &mut results {
-            result.units = units
+
+    /// Ten sections; units 0..4 on the unit circle, units 0 and 1 in section 7, unit 2 in 8, unit 3 in 9.
+    fn fixture(graph: bool) -> (LawIndex, StrategyIndex) {
+        let topics = [
+            "Anfang",
+            "Bürgschaft",
+            "Darlehen",
+            "Eigentum",
+            "Frist",
+            "Garantie",
+            "Hypothek",
+            "Kauf",
+            "Leihe",
+            "Miete",
+        ];
+        let sections = topics
+            .iter()
+            .enumerate()
+            .map(|(i, topic)| section(&format!("§ {}", i + 1), &format!("Vorschrift über {topic}")))
+            .collect();
+        let law = Law {
+            abbreviation: "TG".into(),
+            slug: "tg".into(),
+            title: String::new(),
+            doknr: String::new(),
+            build_date: "d".into(),
+            stand: vec![],
+            source: String::new(),
+            structure: vec![],
+            sections,
+        };
+        let rows: Vec<[f32; 2]> = vec![[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [-1.0, 0.0]];
+        let vectors = Int8Vectors::from_f32_rows(2, &rows).unwrap();
+        let bundle = StrategyBundle {
+            generator: String::new(),
+            strategy: "section".into(),
+            producer: Producer::None,
+            law: "TG".into(),
+            law_build_date: "d".into(),
+            model: "m".into(),
+            params: vec![],
+            units: [7, 7, 8, 9]
                 .iter()
-                .filter(|u| {
-                    strategy
-                        .sections_of(u.index as usize)
-                        .contains(&result.section)
+                .map(|&s| Unit {
+                    sections: vec![s],
+                    pieces: vec![],
+                    text: None,
                 })
-                .copied()
-                .collect();
+                .collect(),
+            hnsw: graph.then(|| hnsw::Builder::default().build(&vectors)),
+            vectors: VectorStore::Int8(vectors),
+            raptor: None,
+        };
+        let strategy = StrategyIndex::new(bundle, &law).unwrap();
+        (LawIndex::new(law), strategy)
+    }
+
+    fn dense(unit_search: UnitSearch) -> SearchOptions {
+        SearchOptions {
+            mode: Mode::Dense,
+            unit_search,
+            section_k: 2,
+            ..SearchOptions::default()
         }
     }
-    Ok(results)
+
+    #[test]
+    fn dense_protocol_ranks_sections_exactly_and_through_hnsw() {
+        for (graph, unit_search, ran) in [
+            (false, UnitSearch::Exact, UnitRoute::Exact),
+            (true, UnitSearch::Exact, UnitRoute::Exact),
+            (true, UnitSearch::Hnsw, UnitRoute::Hnsw),
+        ] {
+            let (law, strategy) = fixture(graph);
+            let outcome = search(
+                &law,
+                Some(&strategy),
+                "x",
+                Some(&[0.6, 0.8]),
+                &dense(unit_search),
+            )
+            .unwrap();
+            let ids: Vec<u32> = outcome.hits.iter().map(|h| h.section).collect();
+            assert_eq!(ids, [7, 8]);
+            assert!((outcome.hits[0].score - 0.96).abs() < 0.02);
+            let units: Vec<u32> = outcome.hits[0].units.iter().map(|u| u.index).collect();
+            assert_eq!(units, [1, 0]);
+            assert_eq!(
+                (outcome.mode, outcome.unit_search, outcome.hnsw_unavailable),
+                (Mode::Dense, Some(ran), false)
+            );
+            assert_eq!(outcome.model.as_deref(), Some("m"));
+        }
+        let (law, strategy) = fixture(false);
+        assert_eq!(
+            search(&law, Some(&strategy), "x", Some(&[1.0]), &dense(UnitSearch::Exact))
+                .unwrap_err()
+                .to_string(),
+            "the query vector has 1 dimensions but the bundle's model (m) has 2. Most likely the query-embedding proxy serves another model"
+        );
+    }
+
+    #[test]
+    fn the_outcome_says_what_ran() {
+        let (law, strategy) = fixture(false);
+        let hnsw = dense(UnitSearch::Hnsw);
+        let outcome = search(&law, Some(&strategy), "x", Some(&[0.6, 0.8]), &hnsw).unwrap();
+        assert_eq!(outcome.unit_search, Some(UnitRoute::Exact));
+        assert!(outcome.hnsw_unavailable, "no graph: exact ran instead");
+        for (strategy, vector) in [(Some(&strategy), None), (None, Some(&[0.6, 0.8][..]))] {
+            let outcome = search(&law, strategy, "Hypothek", vector, &hnsw).unwrap();
+            assert_eq!(outcome.mode, Mode::Bm25);
+            assert_eq!((outcome.unit_search, outcome.model), (None, None));
+            assert!(!outcome.hnsw_unavailable);
+            assert_eq!(outcome.hits[0].section, 6);
+            assert!(outcome.hits.iter().all(|h| h.units.is_empty()));
+        }
+    }
+
+    #[test]
+    fn expansion_adds_statute_words_to_bm25_and_says_so() {
+        let (law, strategy) = fixture(false);
+        let thesaurus =
+            crate::expansion::thesaurus::Thesaurus::parse("Pfandrecht;Hypothek\nHund;Köter\n")
+                .unwrap();
+        let params = crate::expansion::TableParams {
+            max_df_fraction: 0.2,
+            ..Default::default()
+        };
+        let table = ExpansionTable::build(&thesaurus, law.bm25(), &[], params);
+        let law = law.with_expansions(table);
+        let bm25 = |weight| SearchOptions {
+            mode: Mode::Bm25,
+            expansion_weight: weight,
+            ..SearchOptions::default()
+        };
+        let ids = |o: &SearchOutcome| o.hits.iter().map(|h| h.section).collect::<Vec<_>>();
+        // Off (weight 0): the lay word finds nothing and nothing is added.
+        let off = search(&law, None, "Pfandrecht", None, &bm25(0.0)).unwrap();
+        assert!(off.hits.is_empty() && off.expansions.is_empty());
+        let on = search(&law, None, "Pfandrecht Hund", None, &bm25(0.5)).unwrap();
+        assert_eq!(ids(&on), [6]);
+        assert_eq!(on.expansions.len(), 1);
+        assert_eq!(
+            (
+                on.expansions[0].from.as_str(),
+                on.expansions[0].to[0].word.as_str()
+            ),
+            ("pfandrecht", "Hypothek")
+        );
+        // An expanded word scores below the same word typed.
+        let typed = search(&law, None, "Hypothek", None, &bm25(0.5)).unwrap();
+        assert!(on.hits[0].score < typed.hits[0].score);
+        // Removed by the user: gone from the query and from the outcome.
+        let removed = search_expanded(
+            &law,
+            None,
+            "Pfandrecht",
+            None,
+            &["Hypothek".into()],
+            &bm25(0.5),
+        )
+        .unwrap();
+        assert!(removed.hits.is_empty() && removed.expansions.is_empty());
+        // Hybrid expands its BM25 half; dense alone does not expand.
+        let hybrid = SearchOptions {
+            mode: Mode::Hybrid,
+            ..bm25(0.5)
+        };
+        let fused = search(
+            &law,
+            Some(&strategy),
+            "Pfandrecht",
+            Some(&[0.6, 0.8]),
+            &hybrid,
+        )
+        .unwrap();
+        assert!(ids(&fused).contains(&6) && fused.expansions.len() == 1);
+        let dense = SearchOptions {
+            mode: Mode::Dense,
+            ..bm25(0.5)
+        };
+        let dense = search(
+            &law,
+            Some(&strategy),
+            "Pfandrecht",
+            Some(&[0.6, 0.8]),
+            &dense,
+        )
+        .unwrap();
+        assert!(dense.expansions.is_empty() && !ids(&dense).contains(&6));
+    }
+
+    #[test]
+    fn cited_sections_come_first_and_once() {
+        let (law, strategy) = fixture(false);
+        let options = SearchOptions {
+            section_k: 3,
+            ..dense(UnitSearch::Exact)
+        };
+        let outcome = search(
+            &law,
+            Some(&strategy),
+            "§ 9 und § 6",
+            Some(&[0.6, 0.8]),
+            &options,
+        )
+        .unwrap();
+        let ids: Vec<(u32, bool)> = outcome.hits.iter().map(|h| (h.section, h.cited)).collect();
+        // § 9 is section 8, a dense hit (with its unit); § 6 is section 5, found by nothing else (score 0).
+        assert_eq!(ids, [(8, true), (5, true), (7, false)]);
+        assert_eq!(outcome.hits[0].units[0].index, 2);
+        assert!(outcome.hits[0].score > 0.0);
+        assert_eq!(outcome.hits[1].score, 0.0);
+        assert_eq!(outcome.mode, Mode::Dense);
+    }
+
+    #[test]
+    fn names_round_trip_and_unknown_ones_are_explained() {
+        for &mode in Mode::ALL {
+            assert_eq!(mode.to_string().parse::<Mode>(), Ok(mode));
+            let json = serde_json::to_string(&mode).unwrap();
+            assert_eq!(json, format!("\"{mode}\""));
+        }
+        for &unit_search in UnitSearch::ALL {
+            assert_eq!(unit_search.to_string().parse(), Ok(unit_search));
+        }
+        for &route in UnitRoute::ALL {
+            assert_eq!(route.to_string().parse(), Ok(route));
+            assert_eq!(
+                serde_json::to_string(&route).unwrap(),
+                format!("\"{route}\"")
+            );
+        }
+        assert_eq!("BM25".parse(), Ok(Mode::Bm25));
+        assert_eq!(
+            "sparse".parse::<Mode>().unwrap_err().to_string(),
+            "unknown mode `sparse`: expected dense, bm25 or hybrid"
+        );
+        assert_eq!(
+            "raptor".parse::<UnitSearch>().unwrap_err().to_string(),
+            "unknown unit search `raptor`: expected exact or hnsw"
+        );
+        assert_eq!(
+            serde_json::from_str::<UnitSearch>("\"hnsw\"").unwrap(),
+            UnitSearch::Hnsw
+        );
+    }
 }

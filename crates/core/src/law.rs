@@ -216,7 +216,141 @@ impl Section {
     }
 }
 
+/// Why a decoded law cannot be used: an index or span that would make a later lookup loop or panic.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LawError(pub String);
+
+/// Checks that `span` lies inside `text` on character boundaries.
+fn check_span(text: &str, span: Span, what: impl FnOnce() -> String) -> Result<(), LawError> {
+    let ok = span.start <= span.end
+        && text.is_char_boundary(span.start as usize)
+        && text.is_char_boundary(span.end as usize);
+    ok.then_some(()).ok_or_else(|| {
+        LawError(format!(
+            "{} spans bytes {}..{} of a {}-byte text",
+            what(),
+            span.start,
+            span.end,
+            text.len()
+        ))
+    })
+}
+
 impl Law {
+    /// Checks every index and span the accessors rely on, so that nothing after decoding can loop or panic:
+    /// structure parents precede their children (in range, no cycles), sections point at existing units,
+    /// subsection, sentence, list-item and reference spans lie inside the text on character boundaries,
+    /// sentences run in order through the subsections that own them, and citations point at existing sections.
+    /// Every law the parser produces passes; a law bundle is checked when it is decoded.
+    pub fn validate(&self) -> Result<(), LawError> {
+        let fail = |message: String| Err(LawError(message));
+        for (i, node) in self.structure.iter().enumerate() {
+            if node.parent.is_some_and(|p| p as usize >= i) {
+                return fail(format!(
+                    "structure unit {i} has parent {}, which does not precede it",
+                    node.parent.unwrap_or_default()
+                ));
+            }
+        }
+        let sections = self.sections.len();
+        for (i, section) in self.sections.iter().enumerate() {
+            let name = || format!("section {i} ({})", section.designation);
+            if section
+                .structure
+                .is_some_and(|s| s as usize >= self.structure.len())
+            {
+                return fail(format!(
+                    "{} lies in structure unit {}, but the law has {}",
+                    name(),
+                    section.structure.unwrap_or_default(),
+                    self.structure.len()
+                ));
+            }
+            let text = section.text.as_str();
+            let mut next_sentence = 0u32;
+            for (j, sub) in section.subsections.iter().enumerate() {
+                check_span(text, sub.span, || format!("{}: subsection {j}", name()))?;
+                let label = sub.label.as_ref().map_or(0, |l| l.len() + 2);
+                if !text.is_char_boundary(sub.span.start as usize + label)
+                    || sub.span.start as usize + label > sub.span.end as usize
+                {
+                    return fail(format!(
+                        "{}: subsection {j} is shorter than its label",
+                        name()
+                    ));
+                }
+                let owned = &sub.sentences;
+                if owned.start != next_sentence
+                    || owned.end < owned.start
+                    || owned.end as usize > section.sentences.len()
+                {
+                    return fail(format!(
+                        "{}: subsection {j} owns sentences {}..{}, expected them to start at {next_sentence} and end by {}",
+                        name(),
+                        owned.start,
+                        owned.end,
+                        section.sentences.len()
+                    ));
+                }
+                next_sentence = owned.end;
+            }
+            if next_sentence as usize != section.sentences.len() {
+                return fail(format!(
+                    "{}: {} sentences, but its subsections own {next_sentence}",
+                    name(),
+                    section.sentences.len()
+                ));
+            }
+            let mut previous_start = 0;
+            for (j, sentence) in section.sentences.iter().enumerate() {
+                check_span(text, sentence.span, || format!("{}: sentence {j}", name()))?;
+                let owner = section.subsections.get(sentence.subsection as usize);
+                if !owner.is_some_and(|sub| sub.sentences.contains(&(j as u32))) {
+                    return fail(format!(
+                        "{}: sentence {j} names subsection {}, which does not own it",
+                        name(),
+                        sentence.subsection
+                    ));
+                }
+                if sentence.span.start < previous_start {
+                    return fail(format!(
+                        "{}: sentence {j} starts before the sentence ahead of it",
+                        name()
+                    ));
+                }
+                previous_start = sentence.span.start;
+            }
+            for (j, item) in section.list_items.iter().enumerate() {
+                check_span(text, item.span, || format!("{}: list item {j}", name()))?;
+                if item.subsection as usize >= section.subsections.len() {
+                    return fail(format!(
+                        "{}: list item {j} names subsection {}, but there are {}",
+                        name(),
+                        item.subsection,
+                        section.subsections.len()
+                    ));
+                }
+            }
+            for (j, reference) in section.references.iter().enumerate() {
+                check_span(text, reference.span, || {
+                    format!("{}: reference {j}", name())
+                })?;
+                for target in &reference.targets {
+                    if let RefTarget::Section { section: s, .. } = target {
+                        if *s as usize >= sections {
+                            return fail(format!(
+                                "{}: reference {j} cites section {s}, but the law has {sections}",
+                                name()
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The section's page on gesetze-im-internet.de (`/bgb/__535.html`, `/gg/art_1.html`).
     pub fn official_url(&self, index: usize) -> String {
         let section = &self.sections[index];

@@ -5,12 +5,18 @@
 //! here too as they arrive.
 
 pub mod analyzer;
+pub mod api;
 pub mod bundle;
 pub mod citations;
 pub mod engine;
 pub mod eval;
+pub mod expansion;
+pub mod fuzz;
 pub mod law;
+pub mod manifest;
+pub mod names;
 pub mod question;
+pub mod results;
 pub mod rng;
 pub mod search;
 pub mod sentences;

@@ -2,6 +2,9 @@
 //! unpacking 300 MB to disk.
 
 use crate::gii::{parse_bytes, ParseError, ParseOptions};
+use crate::limits::{
+    self, MAX_ARCHIVE_BYTES, MAX_COMPRESSION_RATIO, MAX_META_BYTES, MAX_XML_BYTES,
+};
 use paragraf_core::Law;
 use std::collections::HashMap;
 use std::io::Read;
@@ -18,6 +21,28 @@ pub enum ArchiveError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// One entry is larger than its kind may be.
+    #[error("{file}: {entry} has {}, more than the {} allowed. Most likely the archive is not the published corpus or was tampered with", limits::size(*.bytes), limits::size(*.limit))]
+    EntryTooLarge {
+        /// The archive.
+        file: String,
+        /// The entry's path.
+        entry: String,
+        /// Its size (from the tar header).
+        bytes: u64,
+        /// The limit for its kind.
+        limit: u64,
+    },
+    /// The archive unpacks to more than [`MAX_ARCHIVE_BYTES`] or [`MAX_COMPRESSION_RATIO`] times its size.
+    #[error("{file}: unpacks to more than {} ({} packed, at most {}x and {} allowed). Most likely the archive is a decompression bomb, not the published corpus", limits::size(*.limit), limits::size(*.packed), MAX_COMPRESSION_RATIO, limits::size(MAX_ARCHIVE_BYTES))]
+    Bomb {
+        /// The archive.
+        file: String,
+        /// Its size on disk.
+        packed: u64,
+        /// The unpacked bytes allowed.
+        limit: u64,
+    },
 }
 
 /// One law of the archive: its path inside the archive and the parse result.
@@ -29,7 +54,9 @@ pub struct ArchiveLaw {
 }
 
 /// Streams every `source.xml` in the archive through `visit`, in archive order. The slug comes from the law's
-/// `meta.json` (`gii_slug`) when it precedes the XML in the archive, as it does in the published corpus.
+/// `meta.json` (`gii_slug`) when it precedes the XML in the archive, as it does in the published corpus. Entries
+/// are held to [`MAX_XML_BYTES`] / [`MAX_META_BYTES`] and the whole archive to [`MAX_ARCHIVE_BYTES`] and
+/// [`MAX_COMPRESSION_RATIO`] before anything is unpacked into memory.
 pub fn for_each_law(path: &Path, mut visit: impl FnMut(ArchiveLaw)) -> Result<usize, ArchiveError> {
     let file = path.display().to_string();
     let read_err = |source| ArchiveError::Read {
@@ -37,6 +64,9 @@ pub fn for_each_law(path: &Path, mut visit: impl FnMut(ArchiveLaw)) -> Result<us
         source,
     };
     let reader = std::fs::File::open(path).map_err(read_err)?;
+    let packed = reader.metadata().map_err(read_err)?.len();
+    let budget = MAX_ARCHIVE_BYTES.min(packed.max(1).saturating_mul(MAX_COMPRESSION_RATIO));
+    let mut unpacked = 0u64;
     let mut archive = tar::Archive::new(xz2::read::XzDecoder::new(std::io::BufReader::new(reader)));
     let mut slugs: HashMap<String, String> = HashMap::new();
     let mut count = 0;
@@ -48,22 +78,47 @@ pub fn for_each_law(path: &Path, mut visit: impl FnMut(ArchiveLaw)) -> Result<us
             .to_string_lossy()
             .into_owned();
         let dir = name.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+        // Each entry is a 512-byte header plus its data (padding aside).
+        unpacked = unpacked.saturating_add(entry.size()).saturating_add(512);
+        if unpacked > budget {
+            return Err(ArchiveError::Bomb {
+                file,
+                packed,
+                limit: budget,
+            });
+        }
+        let limit = if name.ends_with("/meta.json") {
+            MAX_META_BYTES
+        } else if name.ends_with(".xml") {
+            MAX_XML_BYTES
+        } else {
+            continue;
+        };
+        if entry.size() > limit {
+            return Err(ArchiveError::EntryTooLarge {
+                file,
+                entry: name,
+                bytes: entry.size(),
+                limit,
+            });
+        }
+        // `entry.size()` bytes at most are read: the limit above holds for what reaches memory.
+        let mut bytes = Vec::with_capacity(entry.size() as usize);
+        entry.read_to_end(&mut bytes).map_err(read_err)?;
         if name.ends_with("/meta.json") {
-            let mut json = String::new();
-            entry.read_to_string(&mut json).map_err(read_err)?;
+            let json = String::from_utf8_lossy(&bytes);
             if let Some(slug) = serde_json::from_str::<serde_json::Value>(&json)
                 .ok()
                 .and_then(|v| {
                     v.get("gii_slug")
                         .and_then(|s| s.as_str())
+                        .filter(|s| paragraf_core::names::check_slug(s).is_ok())
                         .map(str::to_string)
                 })
             {
                 slugs.insert(dir, slug);
             }
-        } else if name.ends_with(".xml") {
-            let mut bytes = Vec::with_capacity(entry.size() as usize);
-            entry.read_to_end(&mut bytes).map_err(read_err)?;
+        } else {
             let options = ParseOptions {
                 slug: slugs.get(&dir).cloned(),
             };
@@ -76,4 +131,48 @@ pub fn for_each_law(path: &Path, mut visit: impl FnMut(ArchiveLaw)) -> Result<us
         }
     }
     Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `.tar.xz` at `path` holding `(name, bytes)` entries.
+    fn archive(path: &Path, entries: &[(&str, Vec<u8>)]) {
+        let xz = xz2::write::XzEncoder::new(std::fs::File::create(path).unwrap(), 1);
+        let mut tar = tar::Builder::new(xz);
+        for (name, bytes) in entries {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(bytes.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            tar.append_data(&mut header, name, bytes.as_slice())
+                .unwrap();
+        }
+        tar.into_inner().unwrap().finish().unwrap();
+    }
+
+    fn error(entries: &[(&str, Vec<u8>)]) -> String {
+        let dir =
+            std::env::temp_dir().join(format!("paragraf-archive-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{}.tar.xz", entries[0].0.replace('/', "_")));
+        archive(&path, entries);
+        let err = for_each_law(&path, |_| {}).unwrap_err().to_string();
+        std::fs::remove_file(&path).unwrap();
+        err.replace(&path.display().to_string(), "a.tar.xz")
+    }
+
+    #[test]
+    fn bombs_and_oversized_entries_are_refused_before_unpacking() {
+        // 40 MiB of zeros pack to a few KB: the ratio stops it long before the XML limit.
+        let err = error(&[("laws/B1/source.xml", vec![0; 40 << 20])]);
+        assert!(err.starts_with("a.tar.xz: unpacks to more than "), "{err}");
+        assert!(err.ends_with(" packed, at most 100x and 3 GiB allowed). Most likely the archive is a decompression bomb, not the published corpus"), "{err}");
+        // An incompressible 2 MiB meta.json passes the ratio but not its own limit.
+        let mut rng = paragraf_core::rng::SplitMix64::new(1);
+        let noise: Vec<u8> = (0..2 << 20).map(|_| rng.next_u64() as u8).collect();
+        let err = error(&[("laws/B1/meta.json", noise)]);
+        assert_eq!(err, "a.tar.xz: laws/B1/meta.json has 2 MiB, more than the 1 MiB allowed. Most likely the archive is not the published corpus or was tampered with");
+    }
 }

@@ -3,8 +3,9 @@
 //! default for development and CI.
 
 use crate::gii::{parse_bytes, ParseError, ParseOptions};
+use crate::limits::{self, MAX_COMPRESSION_RATIO, MAX_XML_BYTES};
+use paragraf_core::names::{check_slug, NameError};
 use paragraf_core::Law;
-use std::io::Read;
 use std::time::Duration;
 
 /// The official site.
@@ -37,13 +38,34 @@ pub enum FetchError {
         /// What was wrong with it.
         message: String,
     },
+    /// The slug is not one gesetze-im-internet.de uses; nothing was sent.
+    #[error(transparent)]
+    Slug(#[from] NameError),
+    /// The XML inside unpacks to more than the limits allow.
+    #[error("{url}: {name} unpacks to more than {} ({} packed, at most {}x and {} allowed). Most likely the download is a zip bomb, not a law", limits::size(*.limit), limits::size(*.packed), MAX_COMPRESSION_RATIO, limits::size(MAX_XML_BYTES))]
+    Bomb {
+        /// The URL.
+        url: String,
+        /// The file inside the zip.
+        name: String,
+        /// Its packed size.
+        packed: u64,
+        /// The bytes it was allowed to unpack to.
+        limit: u64,
+    },
     /// The XML inside did not parse.
     #[error(transparent)]
     Parse(#[from] ParseError),
 }
 
-/// Downloads and parses the law `slug` from `base_url`; returns the XML bytes (to store) and the law.
+/// Largest zip downloaded: [`MAX_XML_BYTES`] packs to far less.
+const MAX_ZIP_BYTES: u64 = MAX_XML_BYTES;
+
+/// Downloads and parses the law `slug` from `base_url`; returns the XML bytes (to store) and the law. The slug
+/// is checked ([`check_slug`]) before any request, and the XML is unpacked under [`MAX_XML_BYTES`] and
+/// [`MAX_COMPRESSION_RATIO`].
 pub fn fetch_law(base_url: &str, slug: &str) -> Result<(Vec<u8>, Law), FetchError> {
+    check_slug(slug)?;
     let url = format!("{}/{slug}/xml.zip", base_url.trim_end_matches('/'));
     let http = |message: String| FetchError::Http {
         url: url.clone(),
@@ -68,7 +90,7 @@ pub fn fetch_law(base_url: &str, slug: &str) -> Result<(Vec<u8>, Law), FetchErro
     let zip_bytes = response
         .body_mut()
         .with_config()
-        .limit(256 * 1024 * 1024)
+        .limit(MAX_ZIP_BYTES)
         .read_to_vec()
         .map_err(|e| http(e.to_string()))?;
     let archive_err = |message: String| FetchError::Archive {
@@ -88,11 +110,18 @@ pub fn fetch_law(base_url: &str, slug: &str) -> Result<(Vec<u8>, Law), FetchErro
             names.len()
         )));
     };
-    let mut xml = Vec::new();
-    zip.by_name(name)
-        .map_err(|e| archive_err(e.to_string()))?
-        .read_to_end(&mut xml)
-        .map_err(|e| archive_err(e.to_string()))?;
+    let entry = zip.by_name(name).map_err(|e| archive_err(e.to_string()))?;
+    let packed = entry.compressed_size();
+    let limit = MAX_XML_BYTES.min(packed.max(1).saturating_mul(MAX_COMPRESSION_RATIO));
+    let xml = limits::read_at_most(entry, limit).map_err(|e| match e {
+        Some(e) => archive_err(e.to_string()),
+        None => FetchError::Bomb {
+            url: url.clone(),
+            name: name.clone(),
+            packed,
+            limit,
+        },
+    })?;
     let law = parse_bytes(
         &xml,
         &format!("{url}:{name}"),

@@ -6,10 +6,14 @@
 //! a small presentational markup (`P`, `DL/DT/DD` enumerations, `table`, `BR`, footnote references ...) that we
 //! flatten into display text with offsets for every unit, so nothing downstream ever looks at XML again.
 
+use crate::limits::{
+    self, MAX_ENTITY_EXPANSION_BYTES, MAX_XML_BYTES, MAX_XML_DEPTH, MAX_XML_NODES,
+};
 use paragraf_core::citations::resolve_references;
 use paragraf_core::sentences::split_sentences;
 use paragraf_core::{Law, ListItem, Section, Sentence, Span, Stand, StructureNode, Subsection};
 use roxmltree::{Document, Node};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// Why a file could not be read as a law. Every message names the file and, where it has one, the position.
@@ -53,6 +57,36 @@ pub enum ParseError {
         /// The XML parser's message.
         message: String,
     },
+    /// Larger than [`MAX_XML_BYTES`].
+    #[error("{file}: {bytes} bytes, more than the {} a law XML may have (the largest federal law has 3.3 MB). Most likely this is not one law's XML", limits::size(MAX_XML_BYTES))]
+    TooLarge {
+        /// The file.
+        file: String,
+        /// Its size (or the bytes read before the limit was passed).
+        bytes: u64,
+    },
+    /// More than [`MAX_XML_NODES`] nodes.
+    #[error("{file}: more than {MAX_XML_NODES} XML nodes (the largest federal law has about 100,000). Most likely this is not one law's XML")]
+    TooManyNodes {
+        /// The file.
+        file: String,
+    },
+    /// Elements nested deeper than [`MAX_XML_DEPTH`].
+    #[error("{file}:{line}:{column}: elements nested more than {MAX_XML_DEPTH} deep (federal laws nest at most 34 deep). Most likely the file is not a law but made to break parsers")]
+    TooDeep {
+        /// The file.
+        file: String,
+        /// Position of the first element too deep.
+        line: u32,
+        /// Position of the first element too deep.
+        column: u32,
+    },
+    /// Entity references would expand beyond [`MAX_ENTITY_EXPANSION_BYTES`].
+    #[error("{file}: entity references would expand to more than {} (gesetze-im-internet.de XML declares no entities). Most likely the file is an entity bomb", limits::size(MAX_ENTITY_EXPANSION_BYTES))]
+    EntityExpansion {
+        /// The file.
+        file: String,
+    },
     /// Well-formed XML of another kind.
     #[error("{file}:{line}:{column}: not a gesetze-im-internet.de law: the root element is <{root}>, expected <dokumente> holding <norm> elements (gii-norm format)")]
     NotGii {
@@ -77,15 +111,35 @@ pub struct ParseOptions {
 /// Reads and parses a law XML file.
 pub fn parse_file(path: &Path) -> Result<Law, ParseError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| ParseError::Io {
+    let io = |source| ParseError::Io {
         file: file.clone(),
         source,
+    };
+    let too_large = |bytes| ParseError::TooLarge {
+        file: file.clone(),
+        bytes,
+    };
+    let reader = std::fs::File::open(path).map_err(io)?;
+    let declared = reader.metadata().map_err(io)?.len();
+    if declared > MAX_XML_BYTES {
+        return Err(too_large(declared));
+    }
+    // The file may grow between the check and the read: read at most the limit all the same.
+    let bytes = limits::read_at_most(reader, MAX_XML_BYTES).map_err(|e| match e {
+        Some(source) => io(source),
+        None => too_large(MAX_XML_BYTES + 1),
     })?;
     parse_bytes(&bytes, &file, &ParseOptions::default())
 }
 
 /// Parses law XML from bytes; `file` names the source in errors and in [`Law::source`].
 pub fn parse_bytes(bytes: &[u8], file: &str, options: &ParseOptions) -> Result<Law, ParseError> {
+    if bytes.len() as u64 > MAX_XML_BYTES {
+        return Err(ParseError::TooLarge {
+            file: file.to_string(),
+            bytes: bytes.len() as u64,
+        });
+    }
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ParseError::Empty {
             file: file.to_string(),
@@ -111,21 +165,33 @@ pub fn parse_bytes(bytes: &[u8], file: &str, options: &ParseOptions) -> Result<L
     parse_str(text, file, options)
 }
 
-/// Parses law XML text.
+/// Parses law XML text (at most [`MAX_XML_BYTES`], checked by the callers that read it).
 pub fn parse_str(xml: &str, file: &str, options: &ParseOptions) -> Result<Law, ParseError> {
+    if entity_expansion(xml) > MAX_ENTITY_EXPANSION_BYTES {
+        return Err(ParseError::EntityExpansion {
+            file: file.to_string(),
+        });
+    }
     let parse_options = roxmltree::ParsingOptions {
         allow_dtd: true,
+        nodes_limit: MAX_XML_NODES,
         ..Default::default()
     };
-    let doc = Document::parse_with_options(xml, parse_options).map_err(|e| {
-        let pos = e.pos();
-        ParseError::Xml {
+    let doc = Document::parse_with_options(xml, parse_options).map_err(|e| match e {
+        roxmltree::Error::NodesLimitReached => ParseError::TooManyNodes {
             file: file.to_string(),
-            line: pos.row,
-            column: pos.col,
-            message: e.to_string(),
+        },
+        e => {
+            let pos = e.pos();
+            ParseError::Xml {
+                file: file.to_string(),
+                line: pos.row,
+                column: pos.col,
+                message: e.to_string(),
+            }
         }
     })?;
+    check_depth(&doc, file)?;
     let root = doc.root_element();
     if root.tag_name().name() != "dokumente" {
         let pos = doc.text_pos_at(root.range().start);
@@ -195,6 +261,88 @@ pub fn parse_str(xml: &str, file: &str, options: &ParseOptions) -> Result<Law, P
         .unwrap_or_else(|| default_slug(&law.abbreviation));
     resolve_references(&mut law);
     Ok(law)
+}
+
+/// Refuses documents nested deeper than [`MAX_XML_DEPTH`], so that the recursive text walk is bounded.
+fn check_depth(doc: &Document, file: &str) -> Result<(), ParseError> {
+    // Nodes come in document order, so a parent's depth is known before its children's: one pass, no recursion.
+    let mut depths = vec![0u32; doc.descendants().count() + 1];
+    for node in doc.descendants().filter(|n| n.is_element()) {
+        let depth = node.parent().map_or(0, |p| depths[p.id().get_usize()]) + 1;
+        depths[node.id().get_usize()] = depth;
+        if depth as usize > MAX_XML_DEPTH {
+            let pos = doc.text_pos_at(node.range().start);
+            return Err(ParseError::TooDeep {
+                file: file.to_string(),
+                line: pos.row,
+                column: pos.col,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// An upper estimate of the bytes the document's references to its own declared entities expand to, before
+/// the parser expands any. Nested references are followed the way roxmltree does (at most 10 deep and 255 per
+/// top-level reference; beyond that the parser refuses the file itself). Zero without `<!ENTITY`.
+fn entity_expansion(xml: &str) -> u64 {
+    if !xml.contains("<!ENTITY") {
+        return 0;
+    }
+    let mut values: HashMap<&str, &str> = HashMap::new();
+    for declaration in xml.split("<!ENTITY").skip(1) {
+        let rest = declaration.trim_start();
+        if rest.starts_with('%') {
+            continue; // parameter entities only act inside the DTD
+        }
+        let Some((name, rest)) = rest.split_once(|c: char| c.is_whitespace()) else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let Some(quote) = rest.chars().next().filter(|&c| c == '"' || c == '\'') else {
+            continue; // external entity: refused by the parser
+        };
+        if let Some((value, _)) = rest[1..].split_once(quote) {
+            values.entry(name).or_insert(value);
+        }
+    }
+    fn references(text: &str) -> impl Iterator<Item = &str> {
+        text.split('&')
+            .skip(1)
+            .filter_map(|r| r.split_once(';'))
+            .map(|(name, _)| name)
+    }
+    fn expanded(name: &str, values: &HashMap<&str, &str>, budget: &mut u32, depth: u8) -> u64 {
+        let Some(value) = values.get(name) else {
+            return 0;
+        };
+        let mut total = value.len() as u64;
+        if depth < 10 {
+            for inner in references(value) {
+                if *budget == 0 {
+                    break;
+                }
+                *budget -= 1;
+                total = total.saturating_add(expanded(inner, values, budget, depth + 1));
+            }
+        }
+        total
+    }
+    let mut per_name: HashMap<&str, u64> = HashMap::new();
+    let mut total = 0u64;
+    for name in references(xml) {
+        if !values.contains_key(name) {
+            continue;
+        }
+        let size = *per_name
+            .entry(name)
+            .or_insert_with(|| expanded(name, &values, &mut 255, 0));
+        total = total.saturating_add(size);
+        if total > MAX_ENTITY_EXPANSION_BYTES {
+            break;
+        }
+    }
+    total
 }
 
 fn child<'a, 'i>(node: Node<'a, 'i>, name: &str) -> Option<Node<'a, 'i>> {
@@ -591,5 +739,62 @@ mod tests {
             err.starts_with("d.xml:2:9: invalid UTF-8 (byte offset 20)"),
             "{err}"
         );
+    }
+
+    /// A law whose one section holds `body` inside its `<P>`.
+    fn with_body(prolog: &str, body: &str) -> String {
+        format!("<?xml version=\"1.0\"?>{prolog}<dokumente><norm><metadaten><jurabk>TG</jurabk><enbez>§ 1</enbez></metadaten><textdaten><text><Content><P>{body}</P></Content></text></textdaten></norm></dokumente>")
+    }
+
+    #[test]
+    fn entity_bombs_are_refused_before_expansion() {
+        // One 100 kB entity referenced 20,000 times: 2 GB once expanded (the issue's 3.8 GiB, 27 s).
+        let prolog = format!(
+            "<!DOCTYPE dokumente [<!ENTITY big \"{}\">]>",
+            "x".repeat(100_000)
+        );
+        let xml = with_body(&prolog, &"&big;".repeat(20_000));
+        let err = parse_str(&xml, "bomb.xml", &ParseOptions::default()).unwrap_err();
+        assert_eq!(err.to_string(), "bomb.xml: entity references would expand to more than 1 MiB (gesetze-im-internet.de XML declares no entities). Most likely the file is an entity bomb");
+        // Billion laughs: nesting multiplies, the estimate follows it.
+        let mut prolog = String::from("<!DOCTYPE d [<!ENTITY l0 \"lol\">");
+        for i in 1..10 {
+            let refs = format!("&l{};", i - 1).repeat(10);
+            prolog += &format!("<!ENTITY l{i} \"{refs}\">");
+        }
+        prolog += "]>";
+        let xml = with_body(&prolog, &"&l9;".repeat(2_000));
+        let err = parse_str(&xml, "laughs.xml", &ParseOptions::default()).unwrap_err();
+        assert!(matches!(err, ParseError::EntityExpansion { .. }), "{err}");
+        // A small entity used a little is still fine.
+        let xml = with_body("<!DOCTYPE d [<!ENTITY sp 'Absatz'>]>", "(1) Ein &sp; hier.");
+        assert_eq!(law(&xml).sections[0].text, "(1) Ein Absatz hier.");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let xml = with_body(
+            "",
+            &format!("{}x{}", "<B>".repeat(50_000), "</B>".repeat(50_000)),
+        );
+        let err = parse_str(&xml, "deep.xml", &ParseOptions::default()).unwrap_err();
+        assert_eq!(err.to_string(), "deep.xml:1:878: elements nested more than 256 deep (federal laws nest at most 34 deep). Most likely the file is not a law but made to break parsers");
+        // Just inside the limit parses.
+        let depth = MAX_XML_DEPTH - 8;
+        let xml = with_body(
+            "",
+            &format!("{}x{}", "<B>".repeat(depth), "</B>".repeat(depth)),
+        );
+        assert_eq!(law(&xml).sections[0].text, "x");
+    }
+
+    #[test]
+    fn oversized_inputs_are_refused_with_their_size() {
+        let big = vec![b' '; MAX_XML_BYTES as usize + 1];
+        let err = parse_bytes(&big, "big.xml", &ParseOptions::default()).unwrap_err();
+        assert_eq!(err.to_string(), "big.xml: 33554433 bytes, more than the 32 MiB a law XML may have (the largest federal law has 3.3 MB). Most likely this is not one law's XML");
+        let xml = with_body("", &"<BR/>".repeat(MAX_XML_NODES as usize));
+        let err = parse_str(&xml, "nodes.xml", &ParseOptions::default()).unwrap_err();
+        assert_eq!(err.to_string(), "nodes.xml: more than 1048576 XML nodes (the largest federal law has about 100,000). Most likely this is not one law's XML");
     }
 }

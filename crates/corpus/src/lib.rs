@@ -5,6 +5,7 @@
 pub mod archive;
 pub mod fetch;
 pub mod gii;
+pub mod limits;
 
 pub use archive::{for_each_law, ArchiveError, ArchiveLaw};
 pub use fetch::{fetch_law, FetchError, DEFAULT_BASE_URL};

@@ -6,9 +6,10 @@
 //!
 //! **Layout.** One folder per model (`<root>/<model slug>/`) holding *shard* files, one per batch written. Shards are
 //! immutable and named after the SHA-256 of their content, so they are written once: to a temporary file in the
-//! same folder, fsynced, then renamed into place. A process killed at any moment (SIGKILL included) leaves either a
-//! complete shard or a stray `.tmp-*` file, which the next [`EmbeddingCache::open`] deletes; it never leaves a
-//! half-written shard under a real name. Fewer, larger files than one file per vector keep a corpus of 10⁵–10⁶
+//! same folder, fsynced, then renamed into place ([`paragraf_fs::write_atomic`]). A process killed at any moment
+//! (SIGKILL included) leaves either a complete shard or a stray temporary file, which the next
+//! [`EmbeddingCache::open`] deletes ([`paragraf_fs::remove_leftovers`]); it never leaves a half-written shard under
+//! a real name. Fewer, larger files than one file per vector keep a corpus of 10⁵–10⁶
 //! chunks cheap to open.
 //!
 //! **Shard format, version 1** (little-endian):
@@ -18,7 +19,6 @@
 //! ([`CacheError`]) naming the file and what to do.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -207,6 +207,7 @@ impl EmbeddingCache {
     pub fn open(root: &Path, model_id: &str, dim: usize) -> Result<EmbeddingCache, EmbedError> {
         let dir = root.join(model_slug(model_id));
         std::fs::create_dir_all(&dir).map_err(io("cannot create cache folder", &dir))?;
+        paragraf_fs::remove_leftovers(&dir)?;
         let mut vectors = HashMap::new();
         let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
             .map_err(io("cannot list cache folder", &dir))?
@@ -214,15 +215,7 @@ impl EmbeddingCache {
             .collect();
         paths.sort();
         for path in paths {
-            let name = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            if name.starts_with(".tmp-") {
-                std::fs::remove_file(&path)
-                    .map_err(io("cannot remove stale temporary file", &path))?;
-                continue;
-            }
+            // Temporary files of writers still running end in `.tmp-<pid>`: not shards yet.
             if path.extension().is_none_or(|e| e != EXTENSION) {
                 continue;
             }
@@ -270,7 +263,7 @@ impl EmbeddingCache {
             .map(Vec::as_slice)
     }
 
-    /// Stores vectors for `texts` as one new shard, written atomically (temp file, fsync, rename).
+    /// Stores vectors for `texts` as one new shard, written with [`paragraf_fs::write_atomic`].
     pub fn insert(
         &mut self,
         kind: TextKind,
@@ -290,21 +283,7 @@ impl EmbeddingCache {
             "{}.{EXTENSION}",
             crate::model::hex(&Sha256::digest(&bytes)[..16])
         );
-        let target = self.dir.join(name);
-        let tmp = self.dir.join(format!(
-            ".tmp-{}-{}",
-            std::process::id(),
-            crate::model::hex(&Sha256::digest(&bytes)[..8])
-        ));
-        {
-            let mut f =
-                std::fs::File::create(&tmp).map_err(io("cannot create cache file", &tmp))?;
-            f.write_all(&bytes)
-                .map_err(io("cannot write cache file", &tmp))?;
-            f.sync_all().map_err(io("cannot sync cache file", &tmp))?;
-        }
-        std::fs::rename(&tmp, &target)
-            .map_err(io("cannot move cache file into place at", &target))?;
+        paragraf_fs::write_atomic(&self.dir.join(name), &bytes)?;
         self.vectors.extend(entries);
         Ok(())
     }
@@ -536,13 +515,15 @@ mod tests {
             .insert(TextKind::Passage, &["x"], &[vec![1.0, 2.0, 3.0]])
             .unwrap();
         let dir = cache.dir().to_path_buf();
-        std::fs::write(dir.join(".tmp-123-abc"), b"half a shard").unwrap();
+        // A killed writer's temporary file (u32::MAX is above any pid).
+        let leftover = dir.join(format!(".0123.pgec.tmp-{}", u32::MAX));
+        std::fs::write(&leftover, b"half a shard").unwrap();
         let cache = EmbeddingCache::open(root.path(), MODEL, 3).unwrap();
         assert_eq!(
             cache.get(TextKind::Passage, "x"),
             Some(&[1.0, 2.0, 3.0][..])
         );
-        assert!(!dir.join(".tmp-123-abc").exists());
+        assert!(!leftover.exists());
 
         let shard = std::fs::read_dir(&dir)
             .unwrap()

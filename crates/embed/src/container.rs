@@ -280,7 +280,7 @@ impl Container {
                 DType::F32 => elements * 4,
                 DType::Q4 => elements / QK * Q4_BLOCK_BYTES,
             };
-            if bytes != expect || (dtype == DType::Q4 && elements % QK != 0) {
+            if bytes != expect || (dtype == DType::Q4 && !elements.is_multiple_of(QK)) {
                 return Err(invalid(
                     path,
                     format!("tensor {name}: {bytes} bytes for {elements} elements"),

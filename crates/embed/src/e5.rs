@@ -30,7 +30,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::container::{dequantize_q4, Container, Q4_BLOCK_BYTES, QK};
-use crate::math::{add_layer_norm, gelu_in_place, Linear};
+use crate::math::{add_layer_norm, gelu_in_place, mean_rows, softmax_in_place, Linear};
 use crate::tokenizer::Tokenizer;
 use crate::{EmbedError, EmbeddingBackend, TextKind};
 
@@ -272,17 +272,7 @@ impl E5Encoder {
                 self.eps,
             );
         }
-        spans
-            .par_iter()
-            .map(|&(s, len)| {
-                let mut mean = vec![0.0f32; h];
-                for row in x[s * h..(s + len) * h].chunks_exact(h) {
-                    mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
-                }
-                mean.iter_mut().for_each(|m| *m /= len as f32);
-                mean
-            })
-            .collect()
+        mean_rows(&x, h, &spans)
     }
 
     /// Scaled dot-product attention within each window; `qkv` rows are `[q | k | v]`, `ctx` gets the heads' outputs.
@@ -322,16 +312,7 @@ impl E5Encoder {
                         len as isize,
                         1,
                     );
-                    for row in scores.chunks_exact_mut(len) {
-                        let max = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-                        let mut sum = 0.0;
-                        for v in row.iter_mut() {
-                            *v = (*v - max).exp();
-                            sum += *v;
-                        }
-                        let inv = 1.0 / sum;
-                        row.iter_mut().for_each(|v| *v *= inv);
-                    }
+                    scores.chunks_exact_mut(len).for_each(softmax_in_place);
                     matrixmultiply::sgemm(
                         len,
                         len,

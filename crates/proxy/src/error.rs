@@ -83,3 +83,71 @@ impl IntoResponse for ApiError {
         response
     }
 }
+
+/// A JSON decoder's message without the input it quotes: serde names a wrong value by quoting it
+/// (`invalid type: string "…", expected a sequence`, ``unknown variant `…` ``), and the value may be the query
+/// text, which refusals never repeat. Quoted strings and the quoted names after `unknown variant`/`unknown field`
+/// are dropped; the rest (what was expected, line and column) stays.
+pub fn without_input(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(quote) = rest.find(['"', '`']) {
+        let (before, after) = rest.split_at(quote);
+        let unknown = before.ends_with("unknown variant ") || before.ends_with("unknown field ");
+        if after.starts_with('`') && !unknown {
+            // A name from the expected list, e.g. `f32`: not input.
+            let end = after[1..].find('`').map_or(after.len(), |i| i + 2);
+            out.push_str(before);
+            out.push_str(&after[..end]);
+            rest = &after[end..];
+            continue;
+        }
+        out.push_str(before.trim_end());
+        // Skip to the closing quote; `\"` inside a Debug-quoted string is escaped.
+        let close = after.chars().next().unwrap_or('"');
+        let mut escaped = false;
+        let mut end = after.len();
+        for (i, c) in after.char_indices().skip(1) {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == close {
+                end = i + 1;
+                break;
+            }
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_input;
+
+    #[test]
+    fn decoder_messages_lose_the_quoted_input() {
+        for (message, expected) in [
+            (
+                r#"invalid type: string "Kündigung \"fristlos\" Miete", expected a sequence at line 1 column 40"#,
+                "invalid type: string, expected a sequence at line 1 column 40",
+            ),
+            (
+                "unknown variant `meine Frage`, expected `f32` or `int8` at line 1 column 20",
+                "unknown variant, expected `f32` or `int8` at line 1 column 20",
+            ),
+            (
+                "unknown field `query`, expected one of `text`, `texts`, `format` at line 1 column 8",
+                "unknown field, expected one of `text`, `texts`, `format` at line 1 column 8",
+            ),
+            (
+                "invalid type: integer `42`, expected a string at line 1 column 11",
+                "invalid type: integer `42`, expected a string at line 1 column 11",
+            ),
+        ] {
+            assert_eq!(without_input(message), expected);
+        }
+    }
+}

@@ -25,13 +25,14 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
-use crate::api::{EmbedRequest, EmbedResponse, Health, Payload, TextLimits};
+use crate::api::{TextLimits, ValidRequest};
 use crate::cache::VectorCache;
 use crate::config::Config;
 use crate::cors::{cors, CorsPolicy};
 use crate::embedder::Embedder;
 use crate::error::{ApiError, ServeError};
-use crate::limit::{client_key, Gate, RateLimiter};
+use crate::limit::{client_key, Gate, LogThrottle, RateLimiter, REFUSAL_LOG_INTERVAL};
+use paragraf_core::api::{EmbedResponse, Health, Payload, EMBED_PATH, HEALTH_PATH};
 
 /// Version reported by `/health`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -41,6 +42,7 @@ struct AppState {
     config: Config,
     limits: TextLimits,
     limiter: Option<RateLimiter>,
+    refusal_log: LogThrottle,
     cache: Arc<VectorCache>,
     embedder: Embedder,
     client_ip_header: Option<HeaderName>,
@@ -57,6 +59,7 @@ fn router(config: Config, backend: Arc<dyn EmbeddingBackend>) -> Router {
         },
         limiter: (config.rate_per_minute > 0)
             .then(|| RateLimiter::new(config.rate_per_minute, config.burst)),
+        refusal_log: LogThrottle::new(REFUSAL_LOG_INTERVAL),
         cache: Arc::clone(&cache),
         embedder: Embedder::new(
             Arc::clone(&backend),
@@ -76,8 +79,8 @@ fn router(config: Config, backend: Arc<dyn EmbeddingBackend>) -> Router {
         config,
     });
     Router::new()
-        .route("/v1/embed", post(embed))
-        .route("/health", get(health))
+        .route(EMBED_PATH, post(embed))
+        .route(HEALTH_PATH, get(health))
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
         })
@@ -94,10 +97,10 @@ fn router(config: Config, backend: Arc<dyn EmbeddingBackend>) -> Router {
 
 async fn health(State(state): State<Arc<AppState>>) -> Response {
     Json(Health {
-        status: "ok",
-        model: state.backend.model_id(),
+        status: "ok".to_owned(),
+        model: state.backend.model_id().to_owned(),
         dim: state.backend.dim(),
-        version: VERSION,
+        version: VERSION.to_owned(),
         max_chars: state.config.max_chars,
         max_batch: state.config.max_batch,
     })
@@ -109,6 +112,8 @@ async fn health(State(state): State<Arc<AppState>>) -> Response {
 struct Outcome {
     texts: Vec<String>,
     cache: &'static str,
+    /// The client's rate-limit key when it was refused for going over its limit.
+    rate_limited: Option<IpAddr>,
 }
 
 async fn embed(
@@ -138,7 +143,12 @@ async fn embed(
     let status = response.status().as_u16();
     let ms = (start.elapsed().as_secs_f64() * 1e4).round() / 10.0;
     let texts = outcome.texts.len();
-    if state.config.log_queries {
+    if let Some(client) = outcome.rate_limited {
+        // One line per client per interval, however fast it keeps coming (see `LogThrottle`).
+        if let Some(refusals) = state.refusal_log.note(client) {
+            tracing::info!(status, %client, refusals, "embed: rate-limited");
+        }
+    } else if state.config.log_queries {
         tracing::info!(status, texts, cache = outcome.cache, ms, queries = ?outcome.texts, "embed");
     } else {
         tracing::info!(status, texts, cache = outcome.cache, ms, "embed");
@@ -155,13 +165,14 @@ async fn handle_embed(
 ) -> Result<Response, ApiError> {
     check_content_type(headers)?;
     let bytes = read_body(headers, body, state.config.max_body_bytes).await?;
-    let request = EmbedRequest::parse(&bytes, &state.limits)?;
+    let request = ValidRequest::parse(&bytes, &state.limits)?;
     outcome.texts = request.texts;
     let texts = &outcome.texts;
     if let Some(limiter) = &state.limiter {
         let client = client_key(client_ip(state, peer, headers));
         let cost = u32::try_from(texts.len()).unwrap_or(u32::MAX);
         limiter.check(client, cost).map_err(|secs| {
+            outcome.rate_limited = Some(client);
             ApiError::retry(
                 StatusCode::TOO_MANY_REQUESTS,
                 "rate_limited",
@@ -193,7 +204,7 @@ async fn handle_embed(
         .collect();
 
     let body = EmbedResponse {
-        model: state.backend.model_id(),
+        model: state.backend.model_id().to_owned(),
         dim: state.backend.dim(),
         payload: Payload::new(&vectors, request.batch, request.format),
     };

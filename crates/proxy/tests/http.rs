@@ -852,3 +852,107 @@ async fn load_test_runs_bounded_and_counts() {
     let refused = bench::run(far).await.unwrap_err().to_string();
     assert!(refused.contains("only targets loopback"), "{refused}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_requests_are_refused_without_echo() {
+    let config = Config {
+        allow_origins: vec!["https://paragraf.example".into()],
+        ..test_config()
+    };
+    let server = start(config, Arc::default()).await;
+    let addr = server.addr;
+    // An allowed Origin first and a foreign one second: both are seen, the request is refused.
+    let two = post_with(
+        addr,
+        &[
+            ("Origin", "https://paragraf.example"),
+            ("Origin", "https://evil.example"),
+        ],
+        br#"{"text": "Miete"}"#,
+    )
+    .await;
+    let message = two.assert_error(403, "origin_not_allowed");
+    assert_eq!(
+        message,
+        "more than one Origin header; a browser sends exactly one"
+    );
+    assert_eq!(two.header("access-control-allow-origin"), None);
+
+    // A query sent as a string where an array belongs: the refusal does not repeat it.
+    let secret = "Kündigung meiner Wohnung wegen Eigenbedarf";
+    let body = format!(r#"{{"texts": "{secret}"}}"#);
+    let answer = post(addr, body.as_bytes()).await;
+    let message = answer.assert_error(422, "invalid_request");
+    assert_eq!(
+        message,
+        "invalid request: invalid type: string, expected a sequence at line 1 column 55"
+    );
+    assert!(!String::from_utf8_lossy(&answer.body).contains("Eigenbedarf"));
+    let message = post(addr, br#"{"text": "x", "format": "Eigenbedarf"}"#)
+        .await
+        .assert_error(422, "invalid_request");
+    assert_eq!(
+        message,
+        "invalid request: unknown variant, expected `f32` or `int8` at line 1 column 37"
+    );
+    server.shutdown().await;
+}
+
+/// Log lines written by the proxy, captured once for the whole test binary.
+fn captured_logs() -> Arc<std::sync::Mutex<Vec<u8>>> {
+    static LOGS: std::sync::OnceLock<Arc<std::sync::Mutex<Vec<u8>>>> = std::sync::OnceLock::new();
+    Arc::clone(LOGS.get_or_init(|| {
+        let logs = Arc::new(std::sync::Mutex::new(Vec::new()));
+        struct Sink(Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Sink {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let sink = Arc::clone(&logs);
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || Sink(Arc::clone(&sink)))
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("one logger per test binary");
+        logs
+    }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limited_clients_are_logged_once_per_interval() {
+    let logs = captured_logs();
+    let config = Config {
+        rate_per_minute: 1,
+        burst: 1,
+        max_batch: 1,
+        client_ip_header: Some("X-Forwarded-For".into()),
+        ..test_config()
+    };
+    let server = start(config, Arc::default()).await;
+    let from = [("X-Forwarded-For", "192.0.2.77")];
+    assert_eq!(
+        post_with(server.addr, &from, br#"{"text": "a"}"#)
+            .await
+            .status,
+        200
+    );
+    for _ in 0..200 {
+        post_with(server.addr, &from, br#"{"text": "a"}"#)
+            .await
+            .assert_error(429, "rate_limited");
+    }
+    server.shutdown().await;
+    let logs = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    let lines: Vec<&str> = logs.lines().filter(|l| l.contains("192.0.2.77")).collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("embed: rate-limited status=429 client=192.0.2.77 refusals=1"),
+        "{}",
+        lines[0]
+    );
+}

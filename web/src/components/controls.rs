@@ -4,8 +4,7 @@ use leptos::prelude::*;
 use paragraf_core::engine::{Mode, UnitSearch};
 use paragraf_core::strategy::Strategy;
 
-use crate::app::{save_proxy_url, Ctx};
-use crate::state::mode_name;
+use crate::context::{save_proxy_url, Ctx};
 
 /// The form.
 #[component]
@@ -85,7 +84,7 @@ pub fn Controls() -> impl IntoView {
     let mode_radio = move |mode: Mode, label: &'static str, hint: &'static str| {
         view! {
             <label title=hint>
-                <input type="radio" name="mode" value=mode_name(mode)
+                <input type="radio" name="mode" value=mode.name()
                     prop:checked=move || ctx.mode.get() == mode
                     on:change=move |_| ctx.mode.set(mode)/>
                 {label}
@@ -119,10 +118,10 @@ pub fn Controls() -> impl IntoView {
                 </fieldset>
                 <label>"Einheitensuche "
                     <select id="unit-search" name="u" on:change=move |ev| {
-                        ctx.unit_search.set(if event_target_value(&ev) == "hnsw" { UnitSearch::Hnsw } else { UnitSearch::Exact })
+                        ctx.unit_search.set(event_target_value(&ev).parse().unwrap_or_default())
                     }>
-                        <option value="exact" selected=move || ctx.unit_search.get() == UnitSearch::Exact>"exakt"</option>
-                        <option value="hnsw" selected=move || ctx.unit_search.get() == UnitSearch::Hnsw>"HNSW"</option>
+                        <option value=UnitSearch::Exact.name() selected=move || ctx.unit_search.get() == UnitSearch::Exact>"exakt"</option>
+                        <option value=UnitSearch::Hnsw.name() selected=move || ctx.unit_search.get() == UnitSearch::Hnsw>"HNSW"</option>
                     </select>
                 </label>
             </div>

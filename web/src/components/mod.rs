@@ -1,5 +1,6 @@
 //! Building blocks of the search page.
 
 pub mod controls;
+pub mod errors;
 pub mod notice;
 pub mod results;

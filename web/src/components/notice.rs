@@ -2,7 +2,8 @@
 
 use leptos::prelude::*;
 
-use crate::app::Ctx;
+use crate::context::Ctx;
+use crate::failure::Failure;
 use crate::format_bytes;
 
 /// Bundle download progress.
@@ -25,16 +26,17 @@ pub fn LoadProgress() -> impl IntoView {
 #[component]
 pub fn ProxyNotice() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    let dismissed = RwSignal::new(None::<String>);
+    let dismissed = RwSignal::new(None::<Failure>);
     move || {
         let problem = ctx.proxy_problem.get()?;
-        if dismissed.get().as_deref() == Some(problem.as_str()) {
+        if dismissed.get().as_ref() == Some(&problem) {
             return None;
         }
-        let shown = if problem.ends_with('.') {
-            problem.clone()
+        let text = problem.to_string();
+        let shown = if text.ends_with('.') {
+            text
         } else {
-            format!("{problem}.")
+            format!("{text}.")
         };
         Some(view! {
             <div class="notice" role="status" id="proxy-notice">

@@ -3,35 +3,44 @@
 use std::rc::Rc;
 
 use leptos::prelude::*;
-use paragraf_core::engine::{Mode, SectionHit, UnitSearch};
+use paragraf_core::engine::{Mode, SearchOutcome, SectionHit, UnitRoute};
 
-use crate::app::{Ctx, Outcome};
-use crate::highlight::{hit_spans, runs};
-use crate::state::{mode_name, UrlState};
+use crate::context::Ctx;
+use crate::highlight::runs;
+use crate::load::Outcome;
+use crate::state::UrlState;
+use paragraf_core::results::hit_spans;
 
 fn mode_label(mode: Mode) -> &'static str {
-    match mode_name(mode) {
-        "dense" => "dicht",
-        "bm25" => "BM25",
-        _ => "hybrid",
+    match mode {
+        Mode::Dense => "dicht",
+        Mode::Bm25 => "BM25",
+        Mode::Hybrid => "hybrid",
+    }
+}
+
+/// How the units were found, as the engine reports it (nothing when only BM25 ran).
+fn route_label(search: &SearchOutcome) -> &'static str {
+    match (search.unit_search, search.hnsw_unavailable) {
+        (None, _) => "",
+        (Some(UnitRoute::Hnsw), _) => " · HNSW",
+        (Some(UnitRoute::Raptor), false) => " · RAPTOR-Baum",
+        (Some(UnitRoute::Raptor), true) => " · RAPTOR-Baum (statt HNSW)",
+        (Some(UnitRoute::Exact), false) => " · exakt",
+        (Some(UnitRoute::Exact), true) => " · exakt (dieses Bündel hat keinen HNSW-Graphen)",
     }
 }
 
 /// The list for one search.
 #[component]
 pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
-    let unit_search = match (outcome.mode, outcome.unit_search) {
-        (Mode::Bm25, _) => "",
-        (_, UnitSearch::Hnsw) => " · HNSW",
-        _ if outcome.hnsw_unavailable => " · exakt (dieses Bündel hat keinen HNSW-Graphen)",
-        _ => " · exakt",
-    };
+    let unit_search = route_label(&outcome.search);
     let meta = format!(
         "{} Treffer in {} · Strategie {} · {}{unit_search} · Suche im Browser {:.1} ms{}",
-        outcome.hits.len(),
+        outcome.search.hits.len(),
         outcome.law.entry.law,
         outcome.strategy.entry.strategy,
-        mode_label(outcome.mode),
+        mode_label(outcome.search.mode),
         outcome.retrieval_ms,
         outcome
             .embed_ms
@@ -39,8 +48,9 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
             .unwrap_or_default()
     );
     let retrieval = format!("{:.3}", outcome.retrieval_ms);
-    let empty = outcome.hits.is_empty();
+    let empty = outcome.search.hits.is_empty();
     let items = outcome
+        .search
         .hits
         .iter()
         .enumerate()
@@ -49,7 +59,7 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
         )
         .collect_view();
     view! {
-        <p class="meta" id="result-meta" data-retrieval-ms=retrieval data-mode=mode_name(outcome.mode)
+        <p class="meta" id="result-meta" data-retrieval-ms=retrieval data-mode=outcome.search.mode.name()
             data-search=outcome.number>{meta}</p>
         {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter oder eine andere Strategie versuchen."</p> })}
         <ol class="results" aria-label="Ergebnisse">{items}</ol>
@@ -145,12 +155,5 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
 fn scroll_to_top() {
     if let Some(w) = web_sys::window() {
         w.scroll_to_with_x_and_y(0.0, 0.0);
-    }
-}
-
-impl Ctx {
-    /// The URL state without subscribing.
-    pub fn url_state_untracked(&self) -> UrlState {
-        untrack(|| self.url_state())
     }
 }

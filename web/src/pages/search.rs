@@ -2,10 +2,12 @@
 
 use leptos::prelude::*;
 
-use crate::app::Ctx;
 use crate::components::controls::Controls;
+use crate::components::errors::ErrorList;
 use crate::components::notice::{LoadProgress, ProxyNotice};
 use crate::components::results::Results;
+use crate::context::Ctx;
+use crate::failure::Failure;
 
 /// Controls, notices, and the results of the submitted query.
 #[component]
@@ -15,20 +17,26 @@ pub fn SearchPage() -> impl IntoView {
     let load_state = move || {
         Suspend::new(async move {
             ctx.manifest.await?;
-            let law = ctx
-                .law_data
-                .await
-                .map(|l| (l.entry.law.clone(), l.index.law.active_sections().count()))?;
-            let strategy = ctx.strategy_data.await.map(|s| {
-                format!(
+            // Plain values only across awaits: `Suspend` wants a `Send` future, and the bundles are `Rc`.
+            let (law, sections, law_bytes, law_ms) = ctx.law_data.await.map(|l| {
+                let sections = l.index.law.active_sections().count();
+                (l.entry.law.clone(), sections, l.entry.bytes, l.verify_ms)
+            })?;
+            let (strategy, strategy_bytes, strategy_ms) = ctx.strategy_data.await.map(|s| {
+                let text = format!(
                     "Strategie {} mit {} Einheiten, Modell {}",
                     s.entry.strategy,
                     s.index.bundle.units.len(),
                     s.entry.model
-                )
+                );
+                (text, s.entry.bytes, s.verify_ms)
             })?;
-            Ok::<_, crate::fetch::Failure>(view! {
-                <p class="loaded" id="loaded">{format!("Bereit: {} ({} Paragrafen/Artikel), {strategy}", law.0, law.1)}</p>
+            let ready = format!("Bereit: {law} ({sections} Paragrafen/Artikel), {strategy}");
+            // What checking both files against the manifest cost (read by the end-to-end test).
+            let verify_ms = format!("{:.1}", law_ms + strategy_ms);
+            let verify_bytes = law_bytes + strategy_bytes;
+            Ok::<_, Failure>(view! {
+                <p class="loaded" id="loaded" data-verify-ms=verify_ms data-verify-bytes=verify_bytes>{ready}</p>
             })
         })
     };
@@ -56,18 +64,5 @@ pub fn SearchPage() -> impl IntoView {
                 <section aria-live="polite" aria-busy=move || ctx.results.get().is_none().to_string()>{results}</section>
             </Transition>
         </ErrorBoundary>
-    }
-}
-
-/// Every error of a boundary, readable.
-#[component]
-pub fn ErrorList(errors: ArcRwSignal<Errors>) -> impl IntoView {
-    view! {
-        <div class="error" role="alert" id="error">
-            <strong>"Fehler: "</strong>
-            <ul>
-                {move || errors.get().into_iter().map(|(_, e)| view! { <li>{e.to_string()}</li> }).collect_view()}
-            </ul>
-        </div>
     }
 }

@@ -1,34 +1,14 @@
 //! The "Strategies" page: the evaluation report's figures (`report.json` beside the manifest, as written by
 //! `paragraf eval`) as bar charts, and every strategy's one-line description.
 
-use std::rc::Rc;
-
 use leptos::prelude::*;
+use paragraf_core::eval::report::Row;
 use paragraf_core::strategy::Strategy;
 
-use crate::app::Ctx;
-use crate::fetch::{self, Failure};
-use crate::manifest::{Report, ReportRow};
-use crate::pages::search::ErrorList;
-
-async fn load_report(data: String) -> Result<Option<Rc<Report>>, Failure> {
-    // `paragraf eval` writes <bundles>/report/report.json; a deployment may also put it next to the manifest.
-    let mut last = None;
-    for file in ["report.json", "report/report.json"] {
-        let url = crate::join_url(&data, file);
-        match fetch::text(&url, &format!("Evaluationsbericht {url}")).await {
-            Ok(text) => {
-                return Report::parse(&text)
-                    .map(|r| Some(Rc::new(r)))
-                    .map_err(Failure)
-            }
-            Err(e) if e.0.contains("nicht gefunden") => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    let _ = last;
-    Ok(None)
-}
+use crate::components::errors::ErrorList;
+use crate::context::Ctx;
+use crate::failure::Failure;
+use crate::load;
 
 fn bar(value: f64, max: f64, ci: Option<(f64, f64)>, label: String) -> impl IntoView {
     let pct = |v: f64| {
@@ -53,10 +33,10 @@ fn bar(value: f64, max: f64, ci: Option<(f64, f64)>, label: String) -> impl Into
 
 fn chart(
     title: &'static str,
-    rows: &[ReportRow],
-    value: impl Fn(&ReportRow) -> f64,
-    ci: impl Fn(&ReportRow) -> Option<(f64, f64)>,
-    fmt: impl Fn(&ReportRow) -> String,
+    rows: &[Row],
+    value: impl Fn(&Row) -> f64,
+    ci: impl Fn(&Row) -> Option<(f64, f64)>,
+    fmt: impl Fn(&Row) -> String,
 ) -> impl IntoView {
     let max = rows
         .iter()
@@ -85,7 +65,7 @@ fn chart(
 #[component]
 pub fn StrategiesPage() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    let report = LocalResource::new(move || load_report(ctx.data_url()));
+    let report = LocalResource::new(move || load::report(ctx.data_url()));
     let figures = move || {
         Suspend::new(async move {
             let Some(report) = report.await? else {

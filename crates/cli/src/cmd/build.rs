@@ -3,14 +3,14 @@
 use crate::cmd::corpus::{load_law, CorpusDir};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use paragraf_build::builder::{build, BuildOptions, Embedder, Precision};
-use paragraf_build::generate::{Generator, LlmClient, LlmConfig};
+use paragraf_bundler::builder::{build, BuildOptions, Embedder, Precision};
+use paragraf_bundler::generate::{Generator, LlmClient, LlmConfig};
 use paragraf_core::strategy::parse_strategy_list;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::e5::E5Encoder;
 use paragraf_embed::model::resolve_model_path;
 use paragraf_embed::EmbeddingBackend;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct BuildArgs {
@@ -56,15 +56,19 @@ pub struct BuildArgs {
     /// Environment variable that holds the endpoint's API key (none is sent when unset).
     #[arg(long)]
     llm_key_env: Option<String>,
-    /// Folder of the embedding cache (default: <cache>/embeddings); a rebuild embeds only new texts.
+    /// Folder of the embedding cache (default: $PARAGRAF_CACHE_DIR/embeddings, else ~/.cache/paragraf/embeddings); a rebuild embeds only new texts.
     #[arg(long, env = "PARAGRAF_EMBEDDING_CACHE")]
     embedding_cache: Option<PathBuf>,
     /// Do not read or write the embedding cache.
     #[arg(long)]
     no_cache: bool,
-    /// Folder of the language-model response cache (default: <cache>/llm).
+    /// Folder of the language-model response cache (default: $PARAGRAF_CACHE_DIR/llm, else ~/.cache/paragraf/llm).
     #[arg(long)]
     llm_cache: Option<PathBuf>,
+    /// OpenThesaurus text file for query expansion (missing or malformed: the build goes on without expansion,
+    /// and the manifest says why).
+    #[arg(long, default_value = paragraf_bundler::expansion::DEFAULT_THESAURUS)]
+    thesaurus: PathBuf,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -75,6 +79,10 @@ enum PrecisionArg {
 
 pub fn run(args: BuildArgs) -> Result<()> {
     let strategies = parse_strategy_list(&args.strategies)?;
+    let started = std::time::SystemTime::now();
+    for name in paragraf_fs::remove_leftovers(&args.out)? {
+        eprintln!("removed {name}: a temporary file of an earlier build that was killed");
+    }
     let law = load_law(&args.law, &args.corpus.corpus_dir)?;
     let model_path = resolve_model_path(args.model.as_deref())?;
     let encoder = E5Encoder::load(&model_path)?;
@@ -101,6 +109,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         raptor_branching: args.raptor_branching,
         seed: args.seed,
         hnsw_min_units: args.hnsw_min_units,
+        thesaurus: args.thesaurus.clone(),
         ..BuildOptions::new(args.out.clone())
     };
     let progress = indicatif::MultiProgress::new();
@@ -120,6 +129,9 @@ pub fn run(args: BuildArgs) -> Result<()> {
     let mut embedder = Embedder::new(&encoder, encoder.tokenizer(), cache, &progress);
     let report = build(&law, &strategies, &mut embedder, &mut generator, &options)
         .with_context(|| format!("building {} into {}", law.abbreviation, args.out.display()))?;
+    for name in remove_orphans(&args.out, started)? {
+        eprintln!("removed {name}: a bundle manifest.json does not list, left by an earlier build that was killed");
+    }
     println!(
         "{:<24} {:>8} {:>12} {:>10}",
         "strategy", "units", "bytes", "seconds"
@@ -136,4 +148,37 @@ pub fn run(args: BuildArgs) -> Result<()> {
         args.out.join("manifest.json").display()
     );
     Ok(())
+}
+
+/// Deletes the bundles (`*.pgb`) in `out` that its manifest does not list and that are older than `started`:
+/// a build killed between writing a bundle and listing it leaves such a file, and nothing else would ever
+/// remove it. Newer files may belong to a build running alongside and are kept. Returns the names removed.
+fn remove_orphans(out: &Path, started: std::time::SystemTime) -> Result<Vec<String>> {
+    let manifest_path = out.join(paragraf_core::manifest::MANIFEST);
+    let bytes = std::fs::read(&manifest_path)
+        .with_context(|| format!("cannot read {}", manifest_path.display()))?;
+    let manifest = paragraf_core::manifest::Manifest::parse(&bytes)
+        .with_context(|| format!("{}", manifest_path.display()))?;
+    let listed: std::collections::HashSet<&str> = manifest.files().collect();
+    let mut removed = Vec::new();
+    for entry in std::fs::read_dir(out).with_context(|| format!("cannot list {}", out.display()))? {
+        let entry = entry.with_context(|| format!("cannot list {}", out.display()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let older = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|modified| modified < started);
+        if name.ends_with(".pgb")
+            && !name.starts_with('.')
+            && !listed.contains(name.as_str())
+            && older
+        {
+            std::fs::remove_file(entry.path()).with_context(|| {
+                format!("cannot remove the orphan bundle {}", entry.path().display())
+            })?;
+            removed.push(name);
+        }
+    }
+    removed.sort();
+    Ok(removed)
 }

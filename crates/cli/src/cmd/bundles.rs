@@ -2,7 +2,6 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
-use paragraf_build::manifest::Manifest;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -38,7 +37,7 @@ fn paper(strategy: &str) -> (&'static str, &'static str) {
 }
 
 pub fn run(args: BundlesArgs) -> Result<()> {
-    let manifest = Manifest::load_or_new(&args.dir)?;
+    let manifest = paragraf_bundler::manifest::load_or_new(&args.dir)?;
     if manifest.laws.is_empty() {
         bail!(
             "{} holds no manifest.json; build bundles with `paragraf build --out {}`",
@@ -91,7 +90,11 @@ pub fn run(args: BundlesArgs) -> Result<()> {
             b.file
         );
     }
-    let total: u64 = manifest.bundles.iter().map(|b| b.bytes).sum();
+    // Manifest numbers are data: a hostile `bytes` must not overflow.
+    let total = manifest
+        .bundles
+        .iter()
+        .fold(0u64, |sum, b| sum.saturating_add(b.bytes));
     let seconds: f64 = manifest.bundles.iter().map(|b| b.build_seconds).sum();
     println!(
         "\n{} strategy bundles, {total} bytes, {seconds:.0} s of build time",

@@ -102,14 +102,15 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
         CorpusCommand::Fetch { slug, base_url } => {
             let slug = slug.trim().trim_matches('/').to_lowercase();
             let (xml, law) = paragraf_corpus::fetch_law(&base_url, &slug)?;
+            // The file is named after the XML's own `jurabk`: data, so checked and made a plain file name.
+            paragraf_core::names::check_law_abbreviation(&law.abbreviation).with_context(|| {
+                format!("{base_url}/{slug}/xml.zip holds a law whose abbreviation (jurabk) cannot name a file; nothing was stored")
+            })?;
             std::fs::create_dir_all(&dir.corpus_dir)
                 .with_context(|| format!("cannot create {}", dir.corpus_dir.display()))?;
-            let path = dir.corpus_dir.join(format!("{}.xml", law.abbreviation));
-            let tmp = path.with_extension(format!("xml.tmp{}", std::process::id()));
-            std::fs::write(&tmp, &xml)
-                .with_context(|| format!("cannot write {}", tmp.display()))?;
-            std::fs::rename(&tmp, &path)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            let name = format!("{}.xml", paragraf_core::names::file_stem(&law.abbreviation));
+            let path = paragraf_fs::join_name(&dir.corpus_dir, &name)?;
+            paragraf_fs::write_atomic(&path, &xml)?;
             println!(
                 "{} ({}): {} active sections, stand {} -> {}",
                 law.abbreviation,
@@ -139,7 +140,7 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
     Ok(())
 }
 
-/// Resolves LAW: an existing file, else `<dir>/<LAW>.xml` (case-insensitive).
+/// Resolves LAW: an existing file, else `<dir>/<file_stem(LAW)>.xml` (case-insensitive).
 pub fn load_law(law: &str, dir: &Path) -> Result<Law> {
     let path = resolve_law_path(law, dir)?;
     Ok(paragraf_corpus::parse_file(&path)?)
@@ -150,7 +151,11 @@ fn resolve_law_path(law: &str, dir: &Path) -> Result<PathBuf> {
     if as_path.is_file() {
         return Ok(as_path);
     }
-    let wanted = format!("{}.xml", law.to_lowercase());
+    // `corpus fetch` stores a law as `file_stem(abbreviation).xml`; plain abbreviations (`BGB`) are their own stem.
+    let wanted = format!(
+        "{}.xml",
+        paragraf_core::names::file_stem(law).to_lowercase()
+    );
     let found = std::fs::read_dir(dir).ok().and_then(|entries| {
         entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
             p.file_name()

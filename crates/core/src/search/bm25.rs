@@ -269,24 +269,40 @@ impl Bm25Index {
         Analyzer::new(self.analyzer).terms(query, Some(self))
     }
 
+    /// In how many documents `term` (an index term, e.g. a stem) occurs.
+    pub fn doc_freq(&self, term: &str) -> u32 {
+        self.term_id(term).map_or(0, |t| self.doc_freq[t])
+    }
+
     /// BM25 scores of every document for `query` (0 for documents sharing no term).
     pub fn scores(&self, query: &str) -> Vec<f32> {
-        let mut query_tf: HashMap<usize, u32> = HashMap::new();
-        for term in self.query_terms(query) {
-            if let Some(t) = self.term_id(&term) {
-                *query_tf.entry(t).or_insert(0) += 1;
+        let terms: Vec<(String, f32)> = self
+            .query_terms(query)
+            .into_iter()
+            .map(|t| (t, 1.0))
+            .collect();
+        self.scores_weighted(&terms)
+    }
+
+    /// BM25 scores for already analysed terms, each with a weight that scales its contribution (a term listed
+    /// twice counts with the sum of its weights; unknown terms are ignored).
+    pub fn scores_weighted(&self, terms: &[(String, f32)]) -> Vec<f32> {
+        let mut query_weight: HashMap<usize, f32> = HashMap::new();
+        for (term, weight) in terms {
+            if let Some(t) = self.term_id(term) {
+                *query_weight.entry(t).or_insert(0.0) += weight;
             }
         }
         let n = self.len() as f32;
         let Bm25Params { k1, b } = self.params;
         let (base, per_term) = (k1 * (1.0 - b), k1 * b / self.avg_len.max(f32::MIN_POSITIVE));
         let mut scores = vec![0.0f32; self.len()];
-        let mut query_tf: Vec<(usize, u32)> = query_tf.into_iter().collect();
-        query_tf.sort_unstable();
-        for (t, qtf) in query_tf {
+        let mut query_weight: Vec<(usize, f32)> = query_weight.into_iter().collect();
+        query_weight.sort_unstable_by_key(|&(t, _)| t);
+        for (t, qw) in query_weight {
             let df = self.doc_freq[t] as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            let weight = qtf as f32 * idf * (k1 + 1.0);
+            let weight = qw * idf * (k1 + 1.0);
             let mut bytes = &self.postings[self.offsets[t] as usize..self.offsets[t + 1] as usize];
             let mut doc = 0u32;
             while !bytes.is_empty() {
@@ -301,17 +317,27 @@ impl Bm25Index {
 
     /// The best `k` documents for `query`, best first; only documents sharing a term with it.
     pub fn search(&self, query: &str, k: usize) -> Vec<Hit> {
-        let mut top = TopK::new(k);
-        for (i, score) in self.scores(query).into_iter().enumerate() {
-            if score > 0.0 && score >= top.threshold() {
-                top.push(Hit {
-                    index: i as u32,
-                    score,
-                });
-            }
-        }
-        top.into_sorted()
+        top_k(self.scores(query), k)
     }
+
+    /// [`Bm25Index::search`] for weighted, analysed terms (see [`Bm25Index::scores_weighted`]).
+    pub fn search_weighted(&self, terms: &[(String, f32)], k: usize) -> Vec<Hit> {
+        top_k(self.scores_weighted(terms), k)
+    }
+}
+
+/// The best `k` positive scores, best first.
+fn top_k(scores: Vec<f32>, k: usize) -> Vec<Hit> {
+    let mut top = TopK::new(k);
+    for (i, score) in scores.into_iter().enumerate() {
+        if score > 0.0 && score >= top.threshold() {
+            top.push(Hit {
+                index: i as u32,
+                score,
+            });
+        }
+    }
+    top.into_sorted()
 }
 #[cfg(test)]
 mod tests {

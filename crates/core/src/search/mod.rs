@@ -1,9 +1,11 @@
 //! Search: the engine the browser and the evaluation harness share.
 //!
-//! The query protocol is the paper's: score indexed units (exactly or through HNSW, or with BM25), keep the top
-//! 100, propagate their scores to the sections they belong to ([`aggregate`]), keep the top 10 distinct
-//! sections; optionally fuse lexical and dense section rankings ([`fusion`]), with cited sections
-//! ([`citation`]) ahead of everything.
+//! The query protocol is the paper's: score indexed units (exactly, through HNSW or routed down a RAPTOR
+//! tree: [`exact`], [`hnsw`], [`raptor`]; or with [`bm25`]), keep the top 100, propagate their scores to the
+//! sections they belong to ([`aggregate`]), keep the top 10 distinct sections; optionally fuse lexical and dense
+//! section rankings ([`fusion`]), with cited sections ([`citation`]) ahead of everything. The protocol itself
+//! — which of these run, in which order — has one owner, [`crate::engine::search`]; this module holds the
+//! kernels.
 //!
 //! Every function here is deterministic: equal scores are ordered by the lower index, so the same bundle gives
 //! the same ranking natively and in wasm.
@@ -14,11 +16,9 @@ pub mod citation;
 pub mod exact;
 pub mod fusion;
 pub mod hnsw;
+pub mod raptor;
 mod varint;
 
-use crate::vectors::Int8Vectors;
-use aggregate::{aggregate, Aggregation, UnitSections};
-use hnsw::{Hnsw, HnswError};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -129,44 +129,9 @@ pub fn top_k_scores(scores: &[f32], k: usize) -> Vec<Hit> {
     top.into_sorted()
 }
 
-/// The paper's dense query protocol in one call: the best `unit_k` units (exactly, or through `graph` when
-/// given), propagated to sections with `mode`, the best `section_k` distinct sections.
-pub fn dense_sections(
-    vectors: &Int8Vectors,
-    graph: Option<&Hnsw>,
-    map: &UnitSections,
-    query: &[f32],
-    mode: Aggregation,
-    unit_k: usize,
-    section_k: usize,
-) -> Result<Vec<Hit>, HnswError> {
-    let units = match graph {
-        Some(graph) => graph.search(vectors, query, unit_k)?,
-        None => exact::search(vectors, query, unit_k, exact::QueryPrecision::Int8)?,
-    };
-    Ok(aggregate(&units, map, mode, section_k))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dense_protocol_ranks_sections_exactly_and_through_hnsw() {
-        // Units 0..4 on the unit circle; units 0 and 1 belong to section 7, unit 2 to 8, unit 3 to 9.
-        let rows: Vec<[f32; 2]> = vec![[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [-1.0, 0.0]];
-        let vectors = Int8Vectors::from_f32_rows(2, &rows).unwrap();
-        let map = UnitSections::one_each(&[7, 7, 8, 9]);
-        let graph = hnsw::Builder::default().build(&vectors);
-        for g in [None, Some(&graph)] {
-            let hits =
-                dense_sections(&vectors, g, &map, &[0.6, 0.8], Aggregation::Max, 100, 2).unwrap();
-            let ids: Vec<u32> = hits.iter().map(|h| h.index).collect();
-            assert_eq!(ids, [7, 8]);
-            assert!((hits[0].score - 0.96).abs() < 0.02);
-        }
-        assert!(dense_sections(&vectors, None, &map, &[1.0], Aggregation::Max, 100, 2).is_err());
-    }
 
     #[test]
     fn top_k_orders_by_score_then_index() {

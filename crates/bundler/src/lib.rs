@@ -5,6 +5,7 @@
 
 pub mod builder;
 pub mod chunk;
+pub mod expansion;
 pub mod generate;
 pub mod kmeans;
 pub mod lumber;

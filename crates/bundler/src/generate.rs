@@ -221,10 +221,8 @@ impl LlmClient {
         self.calls += 1;
         let dir = path.parent().expect("cache path has a parent");
         std::fs::create_dir_all(dir).map_err(|e| cache_err(e.to_string()))?;
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, encode_framed(CACHE_MAGIC, &answer))
+        paragraf_fs::write_atomic(&path, &encode_framed(CACHE_MAGIC, &answer))
             .map_err(|e| cache_err(e.to_string()))?;
-        std::fs::rename(&tmp, &path).map_err(|e| cache_err(e.to_string()))?;
         Ok(answer)
     }
 

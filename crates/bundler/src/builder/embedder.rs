@@ -1,0 +1,138 @@
+//! The one door to the encoder during a build.
+//!
+//! Embeddings are the expensive part of a build, so every text goes through one [`Embedder`] that deduplicates
+//! within the run and asks the persistent embedding cache first: a sentence that is a unit of several strategies
+//! (a one-sentence Absatz is also a sentence and a proposition) is embedded once, and a rebuild embeds only new
+//! text. Misses are sorted by length and sent in batches of about 8k tokens, which wastes less padding.
+
+use super::BuildError;
+use paragraf_embed::cache::EmbeddingCache;
+use paragraf_embed::tokenizer::Tokenizer;
+use paragraf_embed::{EmbeddingBackend, TextKind};
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// Deduplicating, cached access to the embedding backend, with progress and token accounting.
+pub struct Embedder<'a> {
+    backend: &'a dyn EmbeddingBackend,
+    pub(super) tokenizer: &'a Tokenizer,
+    memo: HashMap<String, Vec<f32>>,
+    cache: Option<EmbeddingCache>,
+    /// Tokens sent to the encoder (cache misses only).
+    pub tokens_embedded: usize,
+    /// Seconds spent in the encoder.
+    pub seconds_embedding: f64,
+    progress: &'a indicatif::MultiProgress,
+}
+
+impl<'a> Embedder<'a> {
+    /// Wraps a backend; `cache` (opened for the backend's `cache_id`) persists vectors across runs.
+    pub fn new(
+        backend: &'a dyn EmbeddingBackend,
+        tokenizer: &'a Tokenizer,
+        cache: Option<EmbeddingCache>,
+        progress: &'a indicatif::MultiProgress,
+    ) -> Self {
+        Embedder {
+            backend,
+            tokenizer,
+            memo: HashMap::new(),
+            cache,
+            tokens_embedded: 0,
+            seconds_embedding: 0.0,
+            progress,
+        }
+    }
+
+    /// A line for the user: above the progress bars on a terminal, on stderr when the bars are hidden (logs, CI),
+    /// so a long build leaves a trace either way.
+    pub(super) fn log(&self, line: String) {
+        if self.progress.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.progress.println(line).ok();
+        }
+    }
+
+    /// The model id.
+    pub fn model_id(&self) -> &str {
+        self.backend.model_id()
+    }
+
+    /// Token count of a text (without prefix and specials).
+    pub fn tokens(&self, text: &str) -> usize {
+        self.tokenizer.encode(text).len()
+    }
+
+    /// Passage vectors for `texts`, in order.
+    pub fn embed(&mut self, label: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>, BuildError> {
+        let mut missing: Vec<&str> = Vec::new();
+        for &t in texts {
+            if self.memo.contains_key(t) || missing.contains(&t) {
+                continue;
+            }
+            if let Some(v) = self
+                .cache
+                .as_ref()
+                .and_then(|c| c.get(TextKind::Passage, t))
+            {
+                self.memo.insert(t.to_string(), v.to_vec());
+            } else {
+                missing.push(t);
+            }
+        }
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            let tokens: Vec<usize> = missing.iter().map(|t| self.tokens(t)).collect();
+            let total: usize = tokens.iter().sum();
+            let bar = self.progress.add(indicatif::ProgressBar::new(total as u64));
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{msg:24} {wide_bar} {pos}/{len} tokens {per_sec} eta {eta}",
+                )
+                .expect("valid template"),
+            );
+            bar.set_message(format!("embedding {label}"));
+            self.log(format!(
+                "embedding {label}: {} new texts, {total} tokens",
+                missing.len()
+            ));
+            let started = Instant::now();
+            // Batches of similar length waste less padding; sort by length, embed in chunks of ~8k tokens.
+            let mut order: Vec<usize> = (0..missing.len()).collect();
+            order.sort_by_key(|&i| tokens[i]);
+            let mut batch: Vec<usize> = Vec::new();
+            let mut batch_tokens = 0;
+            let flush = |batch: &mut Vec<usize>, this: &mut Self| -> Result<(), BuildError> {
+                if batch.is_empty() {
+                    return Ok(());
+                }
+                let texts: Vec<&str> = batch.iter().map(|&i| missing[i]).collect();
+                let vectors = this.backend.embed(&texts, TextKind::Passage)?;
+                if let Some(cache) = this.cache.as_mut() {
+                    cache.insert(TextKind::Passage, &texts, &vectors)?;
+                }
+                for (text, vector) in texts.iter().zip(vectors) {
+                    this.memo.insert(text.to_string(), vector);
+                }
+                bar.inc(batch.iter().map(|&i| tokens[i] as u64).sum());
+                batch.clear();
+                Ok(())
+            };
+            for i in order {
+                batch.push(i);
+                batch_tokens += tokens[i];
+                if batch_tokens >= 8192 {
+                    flush(&mut batch, self)?;
+                    batch_tokens = 0;
+                }
+            }
+            flush(&mut batch, self)?;
+            self.tokens_embedded += total;
+            self.seconds_embedding += started.elapsed().as_secs_f64();
+            bar.finish_and_clear();
+        }
+        Ok(texts.iter().map(|t| self.memo[*t].clone()).collect())
+    }
+}

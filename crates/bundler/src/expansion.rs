@@ -1,0 +1,228 @@
+//! Build side of query expansion: read the thesaurus, keep what helps this law
+//! ([`paragraf_core::expansion::ExpansionTable::build`]), and say plainly when there is none.
+//!
+//! Expansion is an aid, not a requirement: a missing or malformed thesaurus must not stop a build. It is reported
+//! ([`Outcome::Skipped`], logged by the caller) and recorded in the manifest, so the app knows it runs without
+//! expansion and why.
+
+use paragraf_core::engine::LawIndex;
+use paragraf_core::expansion::thesaurus::{Thesaurus, ThesaurusError, MAX_THESAURUS_BYTES};
+use paragraf_core::expansion::{ExpansionFile, ExpansionTable, ExpansionsEntry, TableParams};
+use paragraf_core::manifest::{sha256_hex, LawEntry};
+use std::io::Read;
+use std::path::Path;
+
+/// Where Debian's `openthesaurus-de-text` puts the thesaurus (scripts/setup.sh installs it).
+pub const DEFAULT_THESAURUS: &str = "/usr/share/openthesaurus-de/openthesaurus.txt";
+
+/// At most this many malformed lines are named in the warning.
+const WARN_LINES: usize = 5;
+
+/// Why the thesaurus could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ThesaurusReadError {
+    /// No file at the path.
+    #[error("thesaurus {path} not found. Most likely the Debian package openthesaurus-de-text is not installed (scripts/setup.sh installs it); or pass --thesaurus PATH")]
+    Missing {
+        /// The path.
+        path: String,
+    },
+    /// Reading failed.
+    #[error("cannot read thesaurus {path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Not UTF-8.
+    #[error("thesaurus {path} is not UTF-8 text. Most likely it is not OpenThesaurus's text export (openthesaurus.txt)")]
+    NotUtf8 {
+        /// The path.
+        path: String,
+    },
+    /// Not the format.
+    #[error("thesaurus {path}: {source}")]
+    Format {
+        /// The path.
+        path: String,
+        /// What is wrong.
+        source: ThesaurusError,
+    },
+}
+
+/// Reads and parses a thesaurus file, reading at most one byte more than [`MAX_THESAURUS_BYTES`].
+pub fn read_thesaurus(path: &Path) -> Result<Thesaurus, ThesaurusReadError> {
+    let shown = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => ThesaurusReadError::Missing {
+            path: shown.clone(),
+        },
+        _ => ThesaurusReadError::Io {
+            path: shown.clone(),
+            source,
+        },
+    })?;
+    let mut bytes = Vec::new();
+    file.take(MAX_THESAURUS_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| ThesaurusReadError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+    if bytes.len() > MAX_THESAURUS_BYTES {
+        return Err(ThesaurusReadError::Format {
+            path: shown,
+            source: ThesaurusError::TooLarge(bytes.len()),
+        });
+    }
+    let text = String::from_utf8(bytes).map_err(|_| ThesaurusReadError::NotUtf8 {
+        path: shown.clone(),
+    })?;
+    Thesaurus::parse(&text).map_err(|source| ThesaurusReadError::Format {
+        path: shown,
+        source,
+    })
+}
+
+/// What the build does about expansion for one law.
+#[derive(Debug)]
+pub enum Outcome {
+    /// A table to write.
+    Built(Box<ExpansionFile>),
+    /// No table, and why.
+    Skipped {
+        /// The thesaurus path that was tried.
+        source: String,
+        /// Why it was not used.
+        reason: String,
+    },
+}
+
+/// The expansion table for `index`'s law from the thesaurus at `path`, plus warnings to show (malformed lines).
+pub fn expansions(
+    index: &LawIndex,
+    path: &Path,
+    generator: &str,
+    params: TableParams,
+) -> (Outcome, Vec<String>) {
+    let thesaurus = match read_thesaurus(path) {
+        Ok(t) => t,
+        Err(e) => {
+            let reason = format!("{e}; building without query expansion");
+            return (
+                Outcome::Skipped {
+                    source: path.display().to_string(),
+                    reason: reason.clone(),
+                },
+                vec![reason],
+            );
+        }
+    };
+    let mut warnings = Vec::new();
+    if !thesaurus.malformed.is_empty() {
+        let named: Vec<String> = thesaurus
+            .malformed
+            .iter()
+            .take(WARN_LINES)
+            .map(|m| format!("line {}: {}", m.line, m.problem))
+            .collect();
+        warnings.push(format!(
+            "thesaurus {}: skipped {} malformed lines ({}{})",
+            path.display(),
+            thesaurus.malformed.len(),
+            named.join("; "),
+            if thesaurus.malformed.len() > WARN_LINES {
+                "; ..."
+            } else {
+                ""
+            }
+        ));
+    }
+    let law = &index.law;
+    let headings: Vec<&str> = law
+        .active_sections()
+        .map(|(_, s)| s.title.as_str())
+        .collect();
+    let table = ExpansionTable::build(&thesaurus, index.bm25(), &headings, params);
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let heading: Vec<&str> = thesaurus.notice.lines().take(2).collect();
+    let file = ExpansionFile {
+        generator: generator.into(),
+        law: law.abbreviation.clone(),
+        source: format!("{name}: {}", heading.join(", ")),
+        notice: thesaurus.notice,
+        params,
+        table,
+    };
+    (Outcome::Built(Box::new(file)), warnings)
+}
+
+impl Outcome {
+    /// The manifest entry: for a table, after `write` stored its bytes and returned the file name.
+    pub fn write<E>(
+        &self,
+        write: impl FnOnce(&[u8]) -> Result<String, E>,
+    ) -> Result<ExpansionsEntry, E> {
+        Ok(match self {
+            Outcome::Built(file) => {
+                let bytes = file.to_bytes();
+                let name = write(&bytes)?;
+                ExpansionsEntry::Built {
+                    file: name,
+                    bytes: bytes.len() as u64,
+                    sha256: sha256_hex(&bytes),
+                    source: file.source.clone(),
+                    terms: file.table.len(),
+                }
+            }
+            Outcome::Skipped { source, reason } => ExpansionsEntry::Skipped {
+                source: source.clone(),
+                reason: reason.clone(),
+            },
+        })
+    }
+}
+
+/// Why the expansion file a manifest lists could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadExpansionsError {
+    /// Missing, or not the bytes the manifest lists.
+    #[error(transparent)]
+    Listed(#[from] crate::manifest::ManifestError),
+    /// The listed bytes do not decode.
+    #[error("{path}: {source}")]
+    Decode {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        source: paragraf_core::expansion::ExpansionError,
+    },
+}
+
+/// The expansion file `entry` lists in `dir`, verified ([`crate::manifest::read_listed`]) and decoded; `None`
+/// when the build made none (the manifest says why).
+pub fn read_expansions(
+    dir: &Path,
+    entry: &LawEntry,
+) -> Result<Option<ExpansionFile>, ReadExpansionsError> {
+    let Some(ExpansionsEntry::Built {
+        file,
+        bytes,
+        sha256,
+        ..
+    }) = &entry.expansions
+    else {
+        return Ok(None);
+    };
+    let data = crate::manifest::read_listed(dir, file, *bytes, sha256)?;
+    ExpansionFile::from_bytes(&data)
+        .map(Some)
+        .map_err(|source| ReadExpansionsError::Decode {
+            path: dir.join(file).display().to_string(),
+            source,
+        })
+}

@@ -1,0 +1,516 @@
+//! The bundles of one folder, loaded lazily and once, plus the query encoder: what `paragraf search`, `show` and
+//! `mcp` share. The search itself is the browser's: [`paragraf_core::engine::search`] with the default
+//! [`SearchOptions`], one law at a time.
+//!
+//! Everything is loaded on first use and kept (the MCP server answers many calls from one process); each load is
+//! reported on stderr with its time, so the start-up cost is visible. The encoder is the local e5 model unless a
+//! query-embedding proxy is named; either way its model must be the bundle's, since vectors of different models
+//! are not comparable.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Result};
+use paragraf_core::api;
+use paragraf_core::bundle::StrategyBundle;
+use paragraf_core::engine::{self, LawIndex, Mode, SearchOptions, StrategyIndex};
+use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
+use paragraf_core::results::{self, LawSummary, SearchResults, SectionText};
+use paragraf_embed::e5::E5Encoder;
+use paragraf_embed::{EmbeddingBackend, TextKind};
+
+/// Where `paragraf build` writes by default.
+pub const DEFAULT_BUNDLES: &str = "out/bundles";
+
+/// Most sections one search returns.
+pub const MAX_K: usize = 50;
+
+/// A refusal the user can fix (bad argument, missing or broken data): exit code 2, and in MCP an
+/// `invalid_params` error rather than an internal one.
+#[derive(Debug)]
+pub struct Refusal(pub String);
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// `bail!` with a [`Refusal`].
+macro_rules! refuse {
+    ($($arg:tt)*) => { return Err(anyhow::Error::new($crate::cmd::library::Refusal(format!($($arg)*)))) };
+}
+pub(crate) use refuse;
+
+/// Whether `error` (or what it wraps) is a [`Refusal`].
+pub fn is_refusal(error: &anyhow::Error) -> bool {
+    error.chain().any(|e| e.is::<Refusal>())
+}
+
+/// How query vectors are made.
+#[derive(Clone, Debug)]
+pub enum Encoder {
+    /// The local e5 model (`None`: $PARAGRAF_MODEL, else the `paragraf model fetch` cache).
+    Local(Option<PathBuf>),
+    /// A `paragraf proxy` at this base URL.
+    Proxy(String),
+}
+
+/// A loaded query encoder.
+enum QueryEncoder {
+    Local(Box<E5Encoder>),
+    Proxy {
+        url: String,
+        model: String,
+        agent: ureq::Agent,
+    },
+}
+
+impl QueryEncoder {
+    fn model(&self) -> &str {
+        match self {
+            QueryEncoder::Local(e) => e.model_id(),
+            QueryEncoder::Proxy { model, .. } => model,
+        }
+    }
+
+    fn embed(&self, question: &str) -> Result<Vec<f32>> {
+        match self {
+            QueryEncoder::Local(e) => Ok(e.embed(&[question], TextKind::Query)?.remove(0)),
+            QueryEncoder::Proxy { url, agent, .. } => {
+                let body = serde_json::to_string(&api::EmbedRequest::single(question.to_string()))?;
+                let answer: api::EmbedResponse = proxy_call(
+                    url,
+                    agent
+                        .post(format!("{url}{}", api::EMBED_PATH))
+                        .header("Content-Type", "application/json")
+                        .send(body),
+                )?;
+                answer.payload.into_f32().into_iter().next().ok_or_else(|| {
+                    anyhow!(Refusal(format!(
+                        "the proxy at {url} answered without a vector; most likely it is not a `paragraf proxy`"
+                    )))
+                })
+            }
+        }
+    }
+}
+
+/// The JSON answer of a proxy request (a type of `paragraf_core::api`), or a refusal saying what went wrong.
+fn proxy_call<T: serde::de::DeserializeOwned>(
+    url: &str,
+    response: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+) -> Result<T> {
+    let mut response = response.map_err(|e| {
+        Refusal(format!(
+            "the query-embedding proxy at {url} cannot be reached ({e}). Most likely it is not running: start it with `paragraf proxy`, or search without it (drop --proxy to use the local model, or --mode bm25)"
+        ))
+    })?;
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().unwrap_or_default();
+    if !(200..300).contains(&status) {
+        refuse!(
+            "the query-embedding proxy at {url} answered HTTP {status}: {}",
+            text.chars().take(200).collect::<String>()
+        );
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        anyhow!(Refusal(format!(
+            "the proxy at {url} did not answer as a `paragraf proxy` does ({e}); most likely the URL points to another service"
+        )))
+    })
+}
+
+fn load_encoder(encoder: &Encoder) -> Result<QueryEncoder> {
+    match encoder {
+        Encoder::Local(path) => {
+            let path = paragraf_embed::model::resolve_model_path(path.as_deref()).map_err(|e| {
+                Refusal(format!("{e}. Dense and hybrid search embed the question locally; `--mode bm25` needs no model"))
+            })?;
+            Ok(QueryEncoder::Local(Box::new(
+                E5Encoder::load(&path).map_err(|e| Refusal(e.to_string()))?,
+            )))
+        }
+        Encoder::Proxy(url) => {
+            let url = url.trim_end_matches('/').to_string();
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(Duration::from_secs(30)))
+                .build()
+                .into();
+            let health: api::Health =
+                proxy_call(&url, agent.get(format!("{url}{}", api::HEALTH_PATH)).call())?;
+            Ok(QueryEncoder::Proxy {
+                url,
+                model: health.model,
+                agent,
+            })
+        }
+    }
+}
+
+/// A law with its BM25 index.
+pub struct LoadedLaw {
+    pub entry: LawEntry,
+    pub index: LawIndex,
+}
+
+/// The bundles of one folder.
+pub struct Library {
+    dir: PathBuf,
+    manifest: Manifest,
+    encoder_source: Encoder,
+    laws: Mutex<HashMap<String, Arc<LoadedLaw>>>,
+    strategies: Mutex<HashMap<(String, String), Arc<StrategyIndex>>>,
+    encoder: OnceLock<std::result::Result<Arc<QueryEncoder>, String>>,
+}
+
+/// Milliseconds since `t0`.
+fn ms(t0: Instant) -> f64 {
+    t0.elapsed().as_secs_f64() * 1e3
+}
+
+impl Library {
+    /// Reads `dir/manifest.json`; nothing else is loaded yet.
+    pub fn open(dir: &Path, encoder: Encoder) -> Result<Library> {
+        let path = dir.join(MANIFEST);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => refuse!(
+                "no bundles in {}: {} is missing. Build them first (`paragraf build --law BGB --out {}`) or name the folder with --bundles",
+                dir.display(),
+                path.display(),
+                dir.display()
+            ),
+            Err(e) => refuse!("cannot read {}: {e}", path.display()),
+        };
+        let manifest = Manifest::parse(&bytes).map_err(|e| {
+            Refusal(format!(
+                "{}: {e}. Rebuild the folder with `paragraf build`",
+                path.display()
+            ))
+        })?;
+        if manifest.laws.is_empty() {
+            refuse!(
+                "{} lists no law. Build bundles with `paragraf build --law BGB --out {}`",
+                path.display(),
+                dir.display()
+            );
+        }
+        Ok(Library {
+            dir: dir.to_path_buf(),
+            manifest,
+            encoder_source: encoder,
+            laws: Mutex::new(HashMap::new()),
+            strategies: Mutex::new(HashMap::new()),
+            encoder: OnceLock::new(),
+        })
+    }
+
+    /// The manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// The law entry named `law` (case-insensitive), or a refusal listing the laws there are.
+    pub fn law_entry(&self, law: &str) -> Result<&LawEntry> {
+        match self
+            .manifest
+            .laws
+            .iter()
+            .find(|l| l.law.eq_ignore_ascii_case(law.trim()))
+        {
+            Some(entry) => Ok(entry),
+            None => refuse!(
+                "no law {law:?} in {}; there are: {}",
+                self.dir.display(),
+                self.manifest
+                    .laws
+                    .iter()
+                    .map(|l| l.law.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    /// The (law, strategy) bundle entry, or a refusal listing the law's strategies.
+    pub fn bundle_entry<'a>(&'a self, law: &'a str, strategy: &str) -> Result<&'a BundleEntry> {
+        match self
+            .manifest
+            .bundles_of(law)
+            .find(|b| b.strategy == strategy)
+        {
+            Some(entry) => Ok(entry),
+            None => {
+                let have: Vec<&str> = self
+                    .manifest
+                    .bundles_of(law)
+                    .map(|b| b.strategy.as_str())
+                    .collect();
+                if have.is_empty() {
+                    refuse!("{law} has no strategy bundles in {}; build them with `paragraf build --law {law}`", self.dir.display());
+                }
+                refuse!(
+                    "no {strategy:?} bundle for {law} in {}; there are: {}",
+                    self.dir.display(),
+                    have.join(", ")
+                )
+            }
+        }
+    }
+
+    /// Decodes the law bundle of `law`, verified against the manifest (no index: what `paragraf show` needs).
+    pub fn read_law(&self, law: &str) -> Result<paragraf_core::Law> {
+        let entry = self.law_entry(law)?;
+        let t0 = Instant::now();
+        let law = paragraf_bundler::manifest::read_law(&self.dir, entry)
+            .map_err(|e| Refusal(format!("{e}. Rebuild the folder with `paragraf build`")))?;
+        eprintln!(
+            "loaded {} ({}, {:.1} MB) in {:.0} ms",
+            entry.law,
+            entry.file,
+            entry.bytes as f64 / 1e6,
+            ms(t0)
+        );
+        Ok(law)
+    }
+
+    /// The law with its BM25 index, loaded once.
+    pub fn law(&self, law: &str) -> Result<Arc<LoadedLaw>> {
+        let entry = self.law_entry(law)?.clone();
+        let mut laws = self.laws.lock().expect("law cache");
+        if let Some(loaded) = laws.get(&entry.law) {
+            return Ok(loaded.clone());
+        }
+        let decoded = self.read_law(&entry.law)?;
+        let t0 = Instant::now();
+        let index = LawIndex::new(decoded);
+        eprintln!("indexed {} for BM25 in {:.0} ms", entry.law, ms(t0));
+        let loaded = Arc::new(LoadedLaw { entry, index });
+        laws.insert(loaded.entry.law.clone(), loaded.clone());
+        Ok(loaded)
+    }
+
+    /// The strategy bundle of a loaded law, loaded once.
+    pub fn strategy(&self, law: &LoadedLaw, strategy: &str) -> Result<Arc<StrategyIndex>> {
+        let entry = self.bundle_entry(&law.entry.law, strategy)?;
+        let key = (law.entry.law.clone(), entry.strategy.clone());
+        let mut strategies = self.strategies.lock().expect("strategy cache");
+        if let Some(loaded) = strategies.get(&key) {
+            return Ok(loaded.clone());
+        }
+        let t0 = Instant::now();
+        let bytes = paragraf_bundler::manifest::read_listed(
+            &self.dir,
+            &entry.file,
+            entry.bytes,
+            &entry.sha256,
+        )
+        .map_err(|e| Refusal(format!("{e}. Rebuild the folder with `paragraf build`")))?;
+        let bundle = StrategyBundle::from_bytes(&bytes)
+            .map_err(|e| Refusal(format!("{}: {e}", self.dir.join(&entry.file).display())))?;
+        let index = StrategyIndex::new(bundle, &law.index.law)
+            .map_err(|e| Refusal(format!("{}: {e}", self.dir.join(&entry.file).display())))?;
+        eprintln!(
+            "loaded {} {} ({} units, {:.1} MB) in {:.0} ms",
+            entry.law,
+            entry.strategy,
+            index.bundle.units.len(),
+            bytes.len() as f64 / 1e6,
+            ms(t0)
+        );
+        let index = Arc::new(index);
+        strategies.insert(key, index.clone());
+        Ok(index)
+    }
+
+    /// The query encoder, loaded once (a failure is remembered too: the model does not appear mid-session).
+    fn encoder(&self) -> Result<Arc<QueryEncoder>> {
+        self.encoder
+            .get_or_init(|| {
+                let t0 = Instant::now();
+                let loaded = load_encoder(&self.encoder_source).map_err(|e| e.to_string())?;
+                let via = match &self.encoder_source {
+                    Encoder::Local(_) => "local model".to_string(),
+                    Encoder::Proxy(url) => format!("proxy {url}"),
+                };
+                eprintln!(
+                    "query encoder {} ({via}) ready in {:.0} ms",
+                    loaded.model(),
+                    ms(t0)
+                );
+                Ok(Arc::new(loaded))
+            })
+            .clone()
+            .map_err(|e| anyhow!(Refusal(e)))
+    }
+
+    /// Loads the encoder now (so it can overlap with loading bundles).
+    pub fn warm_encoder(&self) {
+        let _ = self.encoder();
+    }
+
+    /// The laws a search covers: those named (checked), else all in the manifest.
+    pub fn resolve_laws(&self, laws: &[String]) -> Result<Vec<String>> {
+        if laws.is_empty() {
+            return Ok(self.manifest.laws.iter().map(|l| l.law.clone()).collect());
+        }
+        let mut out: Vec<String> = Vec::new();
+        for law in laws {
+            let name = self.law_entry(law)?.law.clone();
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Checks the request before anything heavy is loaded: laws exist, each has the strategy, and the models
+    /// agree. Returns the law names and the bundles' model.
+    pub fn plan(&self, laws: &[String], strategy: &str) -> Result<(Vec<String>, String)> {
+        let laws = self.resolve_laws(laws)?;
+        let mut model: Option<String> = None;
+        for law in &laws {
+            let entry = self.bundle_entry(law, strategy)?;
+            match &model {
+                Some(m) if *m != entry.model => refuse!(
+                    "the {strategy} bundles were built with different models ({m}, {}); search one law at a time (--law)",
+                    entry.model
+                ),
+                _ => model = Some(entry.model.clone()),
+            }
+        }
+        Ok((laws, model.unwrap_or_default()))
+    }
+
+    /// The browser's search for `question` over `laws` (all when empty) with `strategy`, `mode` and `k`
+    /// sections. Several laws are searched one by one and merged: cited sections first, then by score.
+    pub fn search(
+        &self,
+        question: &str,
+        laws: &[String],
+        strategy: &str,
+        mode: Mode,
+        k: usize,
+    ) -> Result<SearchResults> {
+        let question = results::check_question(question).map_err(|e| Refusal(e.to_string()))?;
+        if !(1..=MAX_K).contains(&k) {
+            refuse!("k must be between 1 and {MAX_K}, not {k}");
+        }
+        let (laws, model) = self.plan(laws, strategy)?;
+        let vector = if mode == Mode::Bm25 {
+            None
+        } else {
+            let encoder = self.encoder()?;
+            if encoder.model() != model {
+                refuse!(
+                    "the query encoder computes {} vectors but the {strategy} bundles were built with {model}; vectors of different models are not comparable. Use the bundles' model (--model / --proxy) or --mode bm25",
+                    encoder.model()
+                );
+            }
+            Some(encoder.embed(question)?)
+        };
+        let options = SearchOptions {
+            mode,
+            section_k: k,
+            ..SearchOptions::default()
+        };
+        let mut merged = Vec::new();
+        let mut ran = mode;
+        for law in &laws {
+            let loaded = self.law(law)?;
+            let index = self.strategy(&loaded, strategy)?;
+            let hits = engine::search(
+                &loaded.index,
+                Some(&index),
+                question,
+                vector.as_deref(),
+                &options,
+            )
+            .map_err(|e| Refusal(e.to_string()))?;
+            ran = hits.mode;
+            merged.extend(
+                hits.hits
+                    .into_iter()
+                    .map(|h| (loaded.clone(), index.clone(), h)),
+            );
+        }
+        if laws.len() > 1 {
+            merged.sort_by(|a, b| {
+                b.2.cited
+                    .cmp(&a.2.cited)
+                    .then(b.2.score.total_cmp(&a.2.score))
+            });
+            merged.truncate(k);
+        }
+        let hits = merged
+            .iter()
+            .enumerate()
+            .map(|(rank, (law, index, hit))| {
+                results::section_result(&law.index.law, Some(&index.bundle), hit, rank, question)
+            })
+            .collect();
+        Ok(SearchResults {
+            schema: results::SCHEMA.to_string(),
+            question: question.to_string(),
+            mode: ran,
+            strategy: strategy.to_string(),
+            model: vector.is_some().then_some(model),
+            laws,
+            hits,
+        })
+    }
+
+    /// Section `designation` of `law` in full, from an already loaded law when there is one.
+    pub fn section(&self, law: &str, designation: &str) -> Result<SectionText> {
+        let entry = self.law_entry(law)?;
+        let loaded = self
+            .laws
+            .lock()
+            .expect("law cache")
+            .get(&entry.law)
+            .cloned();
+        let text = |law: &paragraf_core::Law| -> Result<SectionText> {
+            match law.find_section(designation) {
+                Some(i) => Ok(results::section_text(law, i)),
+                None => refuse!(
+                    "{} has no section {designation:?}; write it as cited, e.g. `{}`",
+                    law.abbreviation,
+                    law.active_sections()
+                        .nth(1)
+                        .or(law.active_sections().next())
+                        .map_or("§ 1", |(_, s)| s.designation.as_str())
+                ),
+            }
+        };
+        match loaded {
+            Some(l) => text(&l.index.law),
+            None => text(&self.read_law(&entry.law)?),
+        }
+    }
+
+    /// Every law with its strategies.
+    pub fn summaries(&self) -> Vec<LawSummary> {
+        self.manifest
+            .laws
+            .iter()
+            .map(|l| LawSummary {
+                law: l.law.clone(),
+                title: l.title.clone(),
+                build_date: l.build_date.clone(),
+                sections: l.sections,
+                strategies: self
+                    .manifest
+                    .bundles_of(&l.law)
+                    .map(|b| b.strategy.clone())
+                    .collect(),
+                url: results::law_url(&l.slug),
+            })
+            .collect()
+    }
+}

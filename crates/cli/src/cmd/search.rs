@@ -1,0 +1,208 @@
+//! `paragraf search`: the app's search from a terminal or a script — same bundles, same engine call, same
+//! defaults. People get a compact list (designation, title, breadcrumb, excerpt, score, official link; the
+//! words that hit in bold when stdout is a terminal); scripts get `--json` in the schema of
+//! [`paragraf_core::results`].
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::Args;
+use paragraf_core::engine::Mode;
+use paragraf_core::results::{Excerpt, SearchResults};
+
+use super::library::{self, refuse, Encoder, Library};
+
+/// Where the bundles are and how questions are embedded: shared by `search`, `show` and `mcp`.
+#[derive(Args, Clone)]
+pub struct Source {
+    /// Folder with manifest.json and the bundles (`paragraf build --out`).
+    #[arg(long, value_name = "DIR", env = "PARAGRAF_BUNDLES", default_value = library::DEFAULT_BUNDLES)]
+    pub bundles: PathBuf,
+    /// Embed questions with a query-embedding proxy (`paragraf proxy`) at this URL instead of the local model.
+    #[arg(long, value_name = "URL", conflicts_with = "model")]
+    pub proxy: Option<String>,
+    /// The e5 model file (default: $PARAGRAF_MODEL, else the cache filled by `paragraf model fetch`).
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
+}
+
+impl Source {
+    /// Opens the bundle folder (reads only the manifest).
+    pub fn open(&self) -> Result<Library> {
+        let encoder = match &self.proxy {
+            Some(url) => Encoder::Proxy(url.clone()),
+            None => Encoder::Local(self.model.clone()),
+        };
+        Library::open(&self.bundles, encoder)
+    }
+}
+
+#[derive(Args)]
+pub struct SearchArgs {
+    /// The question, in plain German, or a citation such as `§ 551 BGB` (`-` reads it from stdin).
+    question: String,
+    #[command(flatten)]
+    source: Source,
+    /// Laws to search (repeat or separate by commas; default: every law in the folder).
+    #[arg(long, value_delimiter = ',')]
+    law: Vec<String>,
+    /// Strategy bundle for dense search (`paragraf bundles` lists them).
+    #[arg(long, default_value = "section")]
+    strategy: String,
+    /// Ranking: hybrid (BM25 and dense fused by reciprocal rank, the app's default), dense, or bm25 (no model,
+    /// no proxy).
+    #[arg(long, default_value_t = Mode::Hybrid)]
+    mode: Mode,
+    /// Sections to return.
+    #[arg(short, long, default_value_t = 10)]
+    k: usize,
+    /// Print the results as JSON (schema `paragraf.search/1`).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: SearchArgs) -> Result<()> {
+    let started = Instant::now();
+    let question = if args.question == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+        text
+    } else {
+        args.question.clone()
+    };
+    // Refuse bad input before loading anything.
+    if let Err(e) = paragraf_core::results::check_question(&question) {
+        refuse!("{e}");
+    }
+    if !(1..=library::MAX_K).contains(&args.k) {
+        refuse!(
+            "-k must be between 1 and {}, not {}",
+            library::MAX_K,
+            args.k
+        );
+    }
+    let lib = args.source.open()?;
+    let mode = args.mode;
+    let (laws, _) = lib.plan(&args.law, &args.strategy)?;
+    // The model loads on a second thread while the bundles load on this one (both cores busy).
+    std::thread::scope(|s| -> Result<()> {
+        if mode != Mode::Bm25 {
+            s.spawn(|| lib.warm_encoder());
+        }
+        for law in &laws {
+            let loaded = lib.law(law)?;
+            lib.strategy(&loaded, &args.strategy)?;
+        }
+        Ok(())
+    })?;
+    let results = lib.search(&question, &laws, &args.strategy, mode, args.k)?;
+    print(&results, args.json, render)?;
+    eprintln!(
+        "{} hits ({}) in {:.0} ms from start",
+        results.hits.len(),
+        results.mode,
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(())
+}
+
+/// Prints `value` to stdout: as one JSON line with `json`, else rendered for a person (bold only on a terminal).
+pub fn print<T: serde::Serialize>(
+    value: &T,
+    json: bool,
+    render: impl Fn(&T, bool) -> String,
+) -> Result<()> {
+    let stdout = std::io::stdout();
+    let terminal = stdout.is_terminal();
+    let mut out = stdout.lock();
+    if json {
+        serde_json::to_writer(&mut out, value)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", render(value, terminal))?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The excerpt with its highlights in ANSI bold (`bold`) or plain, `…` where text was cut.
+pub fn excerpt_text(excerpt: &Excerpt, bold: bool) -> String {
+    let mut out = String::new();
+    if excerpt.cut_start {
+        out.push('…');
+    }
+    let mut at = 0;
+    for &(a, b) in &excerpt.highlights {
+        let (a, b) = (a as usize, b as usize);
+        let (Some(before), Some(marked)) = (excerpt.text.get(at..a), excerpt.text.get(a..b)) else {
+            continue;
+        };
+        out.push_str(before);
+        if bold {
+            out.push_str("\x1b[1m");
+            out.push_str(marked);
+            out.push_str("\x1b[0m");
+        } else {
+            out.push_str(marked);
+        }
+        at = b;
+    }
+    out.push_str(excerpt.text.get(at..).unwrap_or_default());
+    if excerpt.cut_end {
+        out.push('…');
+    }
+    out
+}
+
+/// The results for a person.
+pub fn render(results: &SearchResults, terminal: bool) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    if results.hits.is_empty() {
+        out.push_str("No hits. Try other words or another strategy.\n");
+    }
+    for hit in &results.hits {
+        let heading = format!("{} {}", hit.designation, hit.title)
+            .trim_end()
+            .to_string();
+        let heading = if terminal {
+            format!("\x1b[1m{heading}\x1b[0m")
+        } else {
+            heading
+        };
+        let cited = if hit.cited { "  [cited]" } else { "" };
+        let _ = writeln!(
+            out,
+            "{:>2}. {} {heading}{cited}  ({:.4})",
+            hit.rank, hit.law, hit.score
+        );
+        if !hit.breadcrumb.is_empty() {
+            let _ = writeln!(out, "    {}", hit.breadcrumb);
+        }
+        let _ = writeln!(out, "    {}", excerpt_text(&hit.excerpt, terminal));
+        let _ = writeln!(out, "    {}\n", hit.url);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn highlights_are_bold_on_a_terminal_only() {
+        let e = Excerpt {
+            text: "Die Würde des Menschen".into(),
+            highlights: vec![(4, 10)],
+            cut_start: false,
+            cut_end: true,
+        };
+        assert_eq!(excerpt_text(&e, false), "Die Würde des Menschen…");
+        assert_eq!(
+            excerpt_text(&e, true),
+            "Die \x1b[1mWürde\x1b[0m des Menschen…"
+        );
+    }
+}

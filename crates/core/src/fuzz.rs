@@ -1,0 +1,171 @@
+//! Fuzzing support, shared by the bounded fuzz run in every `cargo test` (`tests/integration/fuzz.rs`, stable
+//! toolchain, fixed seed) and the cargo-fuzz targets for long runs (`crates/core/fuzz`, `crates/embed/fuzz`).
+//!
+//! Why here: both runners feed the same decoders the same way, so what one input goes through (decode, index,
+//! search) and how valid files are mutated so that they get past the checksum live in one place. The mutator is
+//! a small deterministic one (no coverage feedback; cargo-fuzz brings that): it starts from valid files, so most
+//! inputs pass the header and reach the payload decoder and the consistency checks behind it.
+
+use crate::bundle::{frame_payload, BundleKind, LawBundle, StrategyBundle, HEADER_LEN};
+use crate::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
+use crate::rng::SplitMix64;
+
+/// Byte values that often sit on a decoder's edges (lengths, varint continuation, signs).
+const INTERESTING: [u8; 8] = [0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff, 0x20, 0x0a];
+
+/// A seeded mutator of byte strings.
+pub struct Mutator {
+    rng: SplitMix64,
+}
+
+impl Mutator {
+    /// A mutator with a fixed seed: the same seed gives the same inputs.
+    pub fn new(seed: u64) -> Self {
+        Mutator {
+            rng: SplitMix64::new(seed),
+        }
+    }
+
+    /// `input` changed by one to four of: bit flips, edge-case bytes, truncation, a range deleted or
+    /// duplicated, a range spliced in from `donor` (another valid input).
+    pub fn mutate(&mut self, input: &[u8], donor: &[u8]) -> Vec<u8> {
+        let mut out = input.to_vec();
+        for _ in 0..=self.rng.below(4) {
+            let len = out.len();
+            match self.rng.below(6) {
+                0 if len > 0 => {
+                    let i = self.rng.below(len);
+                    out[i] ^= 1 << self.rng.below(8);
+                }
+                1 if len > 0 => {
+                    let i = self.rng.below(len);
+                    out[i] = INTERESTING[self.rng.below(INTERESTING.len())];
+                }
+                2 => out.truncate(self.rng.below(len + 1)),
+                3 if len > 0 => {
+                    let start = self.rng.below(len);
+                    let end = (start + 1 + self.rng.below(64)).min(len);
+                    out.drain(start..end);
+                }
+                4 if len > 0 => {
+                    let start = self.rng.below(len);
+                    let end = (start + 1 + self.rng.below(64)).min(len);
+                    let copy = out[start..end].to_vec();
+                    let at = self.rng.below(len + 1);
+                    out.splice(at..at, copy);
+                }
+                5 if !donor.is_empty() => {
+                    let start = self.rng.below(donor.len());
+                    let end = (start + 1 + self.rng.below(256)).min(donor.len());
+                    let at = self.rng.below(len + 1);
+                    let cut = (at + self.rng.below(end - start + 1)).min(len);
+                    out.splice(at..cut, donor[start..end].iter().copied());
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// A mutation of a framed file (bundle): mostly its payload mutated and framed again with a valid header
+    /// and checksum, so that the decoder behind the checksum is reached; sometimes the raw file, header included.
+    pub fn mutate_framed(&mut self, file: &[u8], donor: &[u8], magic: &[u8; 8]) -> Vec<u8> {
+        if file.len() < HEADER_LEN || self.rng.below(8) == 0 {
+            return self.mutate(file, donor);
+        }
+        let payload = self.mutate(&file[HEADER_LEN..], donor.get(HEADER_LEN..).unwrap_or(&[]));
+        frame_payload(magic, &payload)
+    }
+}
+
+/// What a law bundle goes through in the browser: decode (with [`crate::Law::validate`]), then every
+/// accessor that follows indices (breadcrumbs, URLs, citations), the BM25 index and a lexical search.
+/// `None` when it does not decode; any panic or endless loop is a bug.
+pub fn law_bundle(bytes: &[u8]) -> Option<LawIndex> {
+    let law = LawBundle::from_bytes(bytes).ok()?.law;
+    for index in 0..law.sections.len() {
+        let _ = law.path_label(index);
+        let _ = law.official_url(index);
+        let _ = law.incoming_references(index);
+        let section = &law.sections[index];
+        for sub in 0..section.subsections.len() {
+            let _ = section.subsection_text(sub);
+            let _ = section.subsection_body(sub);
+        }
+        for sentence in 0..section.sentences.len() {
+            let _ = section.sentence_text(sentence);
+        }
+    }
+    let _ = law.hierarchy_depth();
+    let index = LawIndex::new(law);
+    let _ = search(&index, None, "Miete § 1", None, &SearchOptions::default());
+    Some(index)
+}
+
+/// What a strategy bundle goes through: decode, the consistency check against `law`, then dense (exact and
+/// HNSW) and hybrid search with a query vector of the bundle's dimension. Errors are fine; panics are bugs.
+pub fn strategy_bundle(law: &LawIndex, bytes: &[u8]) {
+    let Ok(bundle) = StrategyBundle::from_bytes(bytes) else {
+        return;
+    };
+    let Ok(strategy) = StrategyIndex::new(bundle, &law.law) else {
+        return;
+    };
+    let query: Vec<f32> = (0..strategy.dim())
+        .map(|i| ((i * 7 % 13) as f32 - 6.0) / 6.0)
+        .collect();
+    for (mode, unit_search) in [
+        (Mode::Dense, UnitSearch::Exact),
+        (Mode::Dense, UnitSearch::Hnsw),
+        (Mode::Hybrid, UnitSearch::Hnsw),
+    ] {
+        let options = SearchOptions {
+            mode,
+            unit_search,
+            ..SearchOptions::default()
+        };
+        let _ = search(law, Some(&strategy), "Kündigung", Some(&query), &options);
+    }
+}
+
+/// Raw bytes as a strategy bundle, and the same bytes as the payload behind a valid header (so that arbitrary
+/// input reaches the payload decoder): the cargo-fuzz target's body, without a law to search.
+pub fn strategy_bundle_bytes(bytes: &[u8]) {
+    let _ = StrategyBundle::from_bytes(bytes);
+    let _ = StrategyBundle::from_bytes(&frame_payload(BundleKind::Strategy.magic(), bytes));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mutations_are_deterministic_and_keep_frames_valid() {
+        let file = frame_payload(BundleKind::Law.magic(), b"0123456789abcdef");
+        let (mut a, mut b) = (Mutator::new(7), Mutator::new(7));
+        let mut changed = 0;
+        for _ in 0..200 {
+            let x = a.mutate_framed(&file, b"donor bytes", BundleKind::Law.magic());
+            assert_eq!(
+                x,
+                b.mutate_framed(&file, b"donor bytes", BundleKind::Law.magic())
+            );
+            changed += usize::from(x != file);
+        }
+        assert!(
+            changed > 150,
+            "{changed} of 200 inputs differ from the seed"
+        );
+        // Most inputs carry a valid header and checksum: the decoder behind them is reached.
+        let mut m = Mutator::new(1);
+        let framed = (0..50)
+            .map(|_| m.mutate_framed(&file, b"", BundleKind::Law.magic()))
+            .filter(|x| {
+                x.len() >= HEADER_LEN
+                    && x[20..24] == crc32fast::hash(&x[HEADER_LEN..]).to_le_bytes()
+                    && crate::bundle::read_header(BundleKind::Law, x).is_ok()
+            })
+            .count();
+        assert!(framed > 30, "{framed}");
+    }
+}

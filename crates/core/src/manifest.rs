@@ -1,0 +1,420 @@
+//! `manifest.json`: the list of bundles in a bundle folder — written by `paragraf build`, read by the browser, the
+//! CLI and the evaluation harness. This is the one definition of that contract.
+//!
+//! Files are named by content hash, so browsers may cache them forever; the manifest is the one small file that
+//! says which names are current. Every reader goes through [`Manifest::parse`] (which checks the file names) and
+//! verifies a bundle's bytes with [`verify_bytes`] before decoding them; unknown fields are ignored, so newer
+//! tools may add to it.
+
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+use crate::bundle::{Producer, StrategyBundle};
+use crate::expansion::ExpansionsEntry;
+use crate::law::Law;
+use crate::names::{self, NameError};
+use crate::strategy::Strategy;
+
+/// The manifest's file name.
+pub const MANIFEST: &str = "manifest.json";
+
+/// Largest manifest read (a federal build lists tens of thousands of bundles in well under this).
+pub const MAX_MANIFEST_BYTES: usize = 64 << 20;
+
+/// Why a manifest or a bundle it lists cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    /// Not manifest JSON.
+    #[error("not a Paragraf manifest ({0})")]
+    Invalid(String),
+    /// Larger than [`MAX_MANIFEST_BYTES`].
+    #[error("the manifest has {0} bytes, more than the {MAX_MANIFEST_BYTES} a Paragraf manifest may have")]
+    TooLarge(usize),
+    /// A listed file name could point outside the bundle folder.
+    #[error("the manifest lists an unsafe file: {0}")]
+    UnsafeName(#[from] NameError),
+    /// The bytes of a file are not the ones the manifest lists.
+    #[error("{file} does not match the manifest: expected {expected}, found {found}. Most likely the folder mixes files of two builds; rebuild with `paragraf build`")]
+    Mismatch {
+        /// File name.
+        file: String,
+        /// What the manifest says (size or SHA-256).
+        expected: String,
+        /// What the bytes are.
+        found: String,
+    },
+    /// A file decodes to another law, strategy or model than its entry lists.
+    #[error("{file} holds {found}, but the manifest lists it as {expected}. Most likely a file was copied or renamed by hand; rebuild with `paragraf build`")]
+    Mislabeled {
+        /// File name.
+        file: String,
+        /// What the file holds.
+        found: String,
+        /// What the manifest says it holds.
+        expected: String,
+    },
+}
+
+/// The whole manifest.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The tool that last wrote it.
+    #[serde(default)]
+    pub generator: String,
+    /// Bundle format version of the files it lists.
+    #[serde(default)]
+    pub format_version: u32,
+    /// One entry per law.
+    pub laws: Vec<LawEntry>,
+    /// One entry per (law, strategy).
+    pub bundles: Vec<BundleEntry>,
+}
+
+/// A law bundle.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LawEntry {
+    /// Abbreviation, e.g. `BGB`.
+    pub law: String,
+    /// Full title.
+    pub title: String,
+    /// gesetze-im-internet.de slug.
+    pub slug: String,
+    /// Build date of the source XML.
+    #[serde(default)]
+    pub build_date: String,
+    /// Active sections.
+    #[serde(default)]
+    pub sections: usize,
+    /// File name (content-hashed).
+    pub file: String,
+    /// File size.
+    pub bytes: u64,
+    /// SHA-256 of the file (lower-case hex).
+    pub sha256: String,
+    /// Query expansion: its file and thesaurus, or why there is none (absent: built before expansion existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expansions: Option<ExpansionsEntry>,
+}
+
+/// A strategy bundle.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BundleEntry {
+    /// Law abbreviation.
+    pub law: String,
+    /// Strategy name.
+    pub strategy: String,
+    /// One-line description.
+    #[serde(default)]
+    pub description: String,
+    /// Who generated derived text.
+    #[serde(default = "no_producer")]
+    pub producer: Producer,
+    /// Embedding model id.
+    pub model: String,
+    /// Vector dimension.
+    #[serde(default)]
+    pub dim: usize,
+    /// `int8` or `f32`.
+    #[serde(default)]
+    pub precision: String,
+    /// Indexed units.
+    #[serde(default)]
+    pub units: usize,
+    /// RAPTOR summary nodes (0 otherwise).
+    #[serde(default)]
+    pub summary_nodes: usize,
+    /// Whether the bundle carries an HNSW graph.
+    #[serde(default)]
+    pub hnsw: bool,
+    /// Build parameters and seeds.
+    #[serde(default)]
+    pub params: Vec<(String, String)>,
+    /// Build time of this strategy in seconds (chunking, embedding misses, clustering, writing).
+    #[serde(default)]
+    pub build_seconds: f64,
+    /// File name (content-hashed).
+    pub file: String,
+    /// File size.
+    pub bytes: u64,
+    /// SHA-256 of the file (lower-case hex).
+    pub sha256: String,
+}
+
+fn no_producer() -> Producer {
+    Producer::None
+}
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Checks that `bytes` are the file the manifest lists (size, then SHA-256): call before decoding a bundle.
+pub fn verify_bytes(
+    file: &str,
+    bytes: &[u8],
+    size: u64,
+    sha256: &str,
+) -> Result<(), ManifestError> {
+    if bytes.len() as u64 != size {
+        return Err(ManifestError::Mismatch {
+            file: file.to_string(),
+            expected: format!("{size} bytes"),
+            found: format!("{} bytes", bytes.len()),
+        });
+    }
+    let found = sha256_hex(bytes);
+    if !found.eq_ignore_ascii_case(sha256) {
+        return Err(ManifestError::Mismatch {
+            file: file.to_string(),
+            expected: format!("SHA-256 {sha256}"),
+            found: format!("SHA-256 {found}"),
+        });
+    }
+    Ok(())
+}
+
+impl LawEntry {
+    /// Checks `bytes` against this entry (see [`verify_bytes`]).
+    pub fn verify(&self, bytes: &[u8]) -> Result<(), ManifestError> {
+        verify_bytes(&self.file, bytes, self.bytes, &self.sha256)
+    }
+
+    /// Checks that the decoded law is the one this entry lists (abbreviation, and build date when listed); `file`
+    /// names the file in the error. Call after decoding, before use.
+    pub fn check_law(&self, file: &str, law: &Law) -> Result<(), ManifestError> {
+        let date_differs = !self.build_date.is_empty() && self.build_date != law.build_date;
+        if law.abbreviation != self.law || date_differs {
+            return Err(ManifestError::Mislabeled {
+                file: file.to_string(),
+                found: format!("{} built {}", law.abbreviation, law.build_date),
+                expected: format!("{} built {}", self.law, self.build_date),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl BundleEntry {
+    /// Checks `bytes` against this entry (see [`verify_bytes`]).
+    pub fn verify(&self, bytes: &[u8]) -> Result<(), ManifestError> {
+        verify_bytes(&self.file, bytes, self.bytes, &self.sha256)
+    }
+
+    /// Checks that the decoded bundle is the one this entry lists (law, strategy and model), so that a bundle
+    /// saved under another entry is never searched or reported under that entry's name; `file` names the file
+    /// in the error. Call after decoding, before use.
+    pub fn check_bundle(&self, file: &str, bundle: &StrategyBundle) -> Result<(), ManifestError> {
+        let label = |law: &str, strategy: &str, model: &str| {
+            format!("the {strategy} bundle of {law} embedded with {model}")
+        };
+        if (&bundle.law, &bundle.strategy, &bundle.model)
+            != (&self.law, &self.strategy, &self.model)
+        {
+            return Err(ManifestError::Mislabeled {
+                file: file.to_string(),
+                found: label(&bundle.law, &bundle.strategy, &bundle.model),
+                expected: label(&self.law, &self.strategy, &self.model),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Manifest {
+    /// Parses a manifest and checks that every listed file name is a plain name inside the bundle folder.
+    pub fn parse(bytes: &[u8]) -> Result<Manifest, ManifestError> {
+        if bytes.len() > MAX_MANIFEST_BYTES {
+            return Err(ManifestError::TooLarge(bytes.len()));
+        }
+        let manifest: Manifest =
+            serde_json::from_slice(bytes).map_err(|e| ManifestError::Invalid(e.to_string()))?;
+        for file in manifest
+            .laws
+            .iter()
+            .map(|l| l.file.as_str())
+            .chain(manifest.bundles.iter().map(|b| b.file.as_str()))
+            .chain(
+                manifest
+                    .laws
+                    .iter()
+                    .filter_map(|l| l.expansions.as_ref()?.file()),
+            )
+        {
+            names::check_file_name(file)?;
+        }
+        Ok(manifest)
+    }
+
+    /// The manifest as pretty JSON (what `paragraf build` writes).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a manifest serialises")
+    }
+
+    /// The law entry for an abbreviation, or the first law when it is empty or unknown.
+    pub fn law(&self, abbreviation: &str) -> Option<&LawEntry> {
+        self.laws
+            .iter()
+            .find(|l| l.law == abbreviation)
+            .or_else(|| self.laws.first())
+    }
+
+    /// The strategy bundles of a law.
+    pub fn bundles_of<'a>(&'a self, law: &'a str) -> impl Iterator<Item = &'a BundleEntry> + 'a {
+        self.bundles.iter().filter(move |b| b.law == law)
+    }
+
+    /// The bundle to use: the named strategy, else `section`, else the law's first bundle.
+    pub fn bundle<'a>(&'a self, law: &'a str, strategy: &str) -> Option<&'a BundleEntry> {
+        self.bundles_of(law)
+            .find(|b| b.strategy == strategy)
+            .or_else(|| self.bundles_of(law).find(|b| b.strategy == "section"))
+            .or_else(|| self.bundles_of(law).next())
+    }
+
+    /// Adds or replaces the law's entry, returning the file name it replaced.
+    pub fn upsert_law(&mut self, entry: LawEntry) -> Option<String> {
+        let old = self
+            .laws
+            .iter()
+            .position(|l| l.law == entry.law)
+            .map(|i| self.laws.remove(i).file);
+        self.laws.push(entry);
+        self.laws.sort_by(|a, b| a.law.cmp(&b.law));
+        old
+    }
+
+    /// Adds or replaces the (law, strategy) entry, returning the file name it replaced.
+    pub fn upsert_bundle(&mut self, entry: BundleEntry) -> Option<String> {
+        let old = self
+            .bundles
+            .iter()
+            .position(|b| b.law == entry.law && b.strategy == entry.strategy)
+            .map(|i| self.bundles.remove(i).file);
+        self.bundles.push(entry);
+        let order = |name: &str| {
+            Strategy::all()
+                .iter()
+                .position(|s| s.name() == name)
+                .unwrap_or(usize::MAX)
+        };
+        self.bundles.sort_by(|a, b| {
+            a.law
+                .cmp(&b.law)
+                .then(order(&a.strategy).cmp(&order(&b.strategy)))
+        });
+        old
+    }
+
+    /// Every file the manifest lists.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        self.laws
+            .iter()
+            .map(|l| l.file.as_str())
+            .chain(self.bundles.iter().map(|b| b.file.as_str()))
+            .chain(
+                self.laws
+                    .iter()
+                    .filter_map(|l| l.expansions.as_ref()?.file()),
+            )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = r#"{"generator":"x","format_version":2,"laws":[{"law":"GG","title":"Grundgesetz","slug":"gg","build_date":"d","sections":1,"file":"GG.law.abc.pgb","bytes":5,"sha256":""}],
+        "bundles":[{"law":"GG","strategy":"sentence","model":"m","file":"a.pgb","bytes":1,"sha256":""},{"law":"GG","strategy":"section","model":"m","file":"b.pgb","bytes":1,"sha256":""}]}"#;
+
+    #[test]
+    fn picks_named_then_section_then_first() {
+        let m = Manifest::parse(SAMPLE.as_bytes()).unwrap();
+        assert_eq!(m.law("").unwrap().law, "GG");
+        assert_eq!(m.bundle("GG", "sentence").unwrap().file, "a.pgb");
+        assert_eq!(m.bundle("GG", "raptor").unwrap().file, "b.pgb");
+        assert!(m.bundle("BGB", "section").is_none());
+        assert_eq!(
+            Manifest::parse(b"<html>").unwrap_err().to_string(),
+            "not a Paragraf manifest (expected value at line 1 column 1)"
+        );
+    }
+
+    #[test]
+    fn file_names_outside_the_folder_are_refused() {
+        for bad in ["/dev/zero", "../x.pgb", "sub/x.pgb"] {
+            let text = SAMPLE.replace("a.pgb", bad);
+            let err = Manifest::parse(text.as_bytes()).unwrap_err().to_string();
+            assert!(
+                err.starts_with("the manifest lists an unsafe file: "),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn bytes_are_checked_by_size_and_hash() {
+        let bytes = b"hello";
+        let hash = sha256_hex(bytes);
+        verify_bytes("f", bytes, 5, &hash).unwrap();
+        assert_eq!(
+            verify_bytes("f", bytes, 6, &hash).unwrap_err().to_string(),
+            "f does not match the manifest: expected 6 bytes, found 5 bytes. Most likely the folder mixes files of two builds; rebuild with `paragraf build`"
+        );
+        let err = verify_bytes("f", bytes, 5, &"0".repeat(64))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("expected SHA-256 0000"), "{err}");
+        assert!(err.contains(&format!("found SHA-256 {hash}")), "{err}");
+    }
+
+    #[test]
+    fn decoded_bundles_must_be_what_their_entry_lists() {
+        let m = Manifest::parse(SAMPLE.as_bytes()).unwrap();
+        let bundle = StrategyBundle {
+            generator: String::new(),
+            strategy: "sentence".into(),
+            producer: Producer::None,
+            law: "GG".into(),
+            law_build_date: "d".into(),
+            model: "m".into(),
+            params: vec![],
+            units: vec![],
+            vectors: crate::bundle::VectorStore::F32 {
+                dim: 1,
+                values: vec![],
+            },
+            raptor: None,
+            hnsw: None,
+        };
+        let (sentence, section) = (&m.bundles[0], &m.bundles[1]);
+        sentence.check_bundle("a.pgb", &bundle).unwrap();
+        assert_eq!(
+            section.check_bundle("b.pgb", &bundle).unwrap_err().to_string(),
+            "b.pgb holds the sentence bundle of GG embedded with m, but the manifest lists it as the section bundle of GG embedded with m. Most likely a file was copied or renamed by hand; rebuild with `paragraf build`"
+        );
+        let law = Law {
+            abbreviation: "GG".into(),
+            slug: "gg".into(),
+            title: String::new(),
+            doknr: String::new(),
+            build_date: "d".into(),
+            stand: vec![],
+            source: String::new(),
+            structure: vec![],
+            sections: vec![],
+        };
+        m.laws[0].check_law("GG.law.abc.pgb", &law).unwrap();
+        let other = Law {
+            abbreviation: "BGB".into(),
+            ..law
+        };
+        assert_eq!(
+            m.laws[0].check_law("GG.law.abc.pgb", &other).unwrap_err().to_string(),
+            "GG.law.abc.pgb holds BGB built d, but the manifest lists it as GG built d. Most likely a file was copied or renamed by hand; rebuild with `paragraf build`"
+        );
+    }
+}

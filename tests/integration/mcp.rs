@@ -1,0 +1,222 @@
+//! `paragraf mcp` spoken to as an MCP client would: JSON-RPC lines over the child's stdin/stdout. Every tool's
+//! answer is checked against the CLI's `--json`, and bad arguments must come back as JSON-RPC errors while the
+//! server keeps serving.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::time::Instant;
+
+use crate::search_cli::search_json;
+use crate::util::{gg_bundles, model_path, paragraf, run_ok};
+use serde_json::{json, Value};
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start() -> Server {
+        let mut child = paragraf()
+            .args(["mcp", "--bundles"])
+            .arg(gg_bundles())
+            .arg("--model")
+            .arg(model_path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start paragraf mcp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Server {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns the response with its id (skipping notifications).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).unwrap();
+            assert!(n > 0, "the server closed stdout while {method} was pending");
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+            if message["id"] == json!(id) {
+                assert_eq!(message["jsonrpc"], "2.0");
+                return message;
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The structured answer of a successful call.
+fn answer(response: &Value) -> &Value {
+    let result = &response["result"];
+    assert_eq!(result["isError"], false, "{response}");
+    let text = result["content"][0]["text"].as_str().expect("text content");
+    assert_eq!(
+        &serde_json::from_str::<Value>(text).unwrap(),
+        &result["structuredContent"],
+        "the text is the structured JSON"
+    );
+    &result["structuredContent"]
+}
+
+/// The JSON-RPC error of a failed call.
+fn error(response: &Value) -> (i64, String) {
+    assert!(
+        response.get("result").is_none(),
+        "expected an error: {response}"
+    );
+    (
+        response["error"]["code"].as_i64().unwrap(),
+        response["error"]["message"].as_str().unwrap().to_string(),
+    )
+}
+
+#[test]
+fn mcp_server_answers_as_the_cli_does() {
+    let mut server = Server::start();
+    let init = server.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "paragraf-test", "version": "0"}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "paragraf", "{init}");
+    assert!(
+        init["result"]["capabilities"]["tools"].is_object(),
+        "{init}"
+    );
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let tools = server.request("tools/list", json!({}));
+    let tools = tools["result"]["tools"].as_array().unwrap().clone();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    for name in ["search_law", "get_section", "list_laws"] {
+        let tool = tools.iter().find(|t| t["name"] == name).expect(name);
+        let description = tool["description"].as_str().unwrap();
+        // English and German.
+        assert!(
+            description.contains("German") && description.contains(" / "),
+            "{name}: {description}"
+        );
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+    }
+    let search = tools.iter().find(|t| t["name"] == "search_law").unwrap();
+    assert_eq!(
+        search["inputSchema"]["required"],
+        json!(["question"]),
+        "{search}"
+    );
+
+    let laws = server.call("list_laws", json!({}));
+    let laws = answer(&laws);
+    assert_eq!(laws["laws"][0]["law"], "GG", "{laws}");
+    assert_eq!(
+        laws["laws"][0]["strategies"],
+        json!(["section", "subsection", "sentence"])
+    );
+
+    let dir = gg_bundles();
+    for question in [
+        "Darf der Staat meine Briefe lesen?",
+        "Art. 20a GG",
+        "Wer bestimmt über die religiöse Erziehung?",
+    ] {
+        let t0 = Instant::now();
+        let response = server.call(
+            "search_law",
+            json!({"question": question, "laws": ["GG"], "k": 10}),
+        );
+        eprintln!(
+            "tools/call search_law: {:.1} ms",
+            t0.elapsed().as_secs_f64() * 1e3
+        );
+        assert_eq!(
+            answer(&response),
+            &search_json(dir, question, &["--law", "GG"]),
+            "{question}"
+        );
+    }
+    let bm25 = server.call(
+        "search_law",
+        json!({"question": "Asylrecht", "mode": "bm25", "k": 3}),
+    );
+    assert_eq!(
+        answer(&bm25),
+        &search_json(dir, "Asylrecht", &["--mode", "bm25", "-k", "3"])
+    );
+
+    let section = server.call("get_section", json!({"law": "GG", "designation": "Art. 1"}));
+    let cli: Value = serde_json::from_str(&run_ok(&[
+        "show",
+        "GG",
+        "Art. 1",
+        "--json",
+        "--bundles",
+        dir.to_str().unwrap(),
+    ]))
+    .unwrap();
+    assert_eq!(answer(&section), &cli);
+
+    // Bad arguments: JSON-RPC errors (invalid params), and the server keeps serving.
+    let (code, message) =
+        error(&server.call("search_law", json!({"question": "Asyl", "k": "zehn"})));
+    assert_eq!(code, -32602, "{message}");
+    let (code, message) =
+        error(&server.call("search_law", json!({"question": "Asyl", "laws": ["BGB"]})));
+    assert_eq!(code, -32602);
+    assert!(
+        message.contains("no law \"BGB\"") && message.contains("there are: GG"),
+        "{message}"
+    );
+    let (code, message) = error(&server.call("search_law", json!({"question": " "})));
+    assert_eq!(code, -32602);
+    assert!(message.contains("the question is empty"), "{message}");
+    let (code, message) =
+        error(&server.call("search_law", json!({"question": "x".repeat(100_000)})));
+    assert_eq!(code, -32602);
+    assert!(message.contains("more than the 4096 accepted"), "{message}");
+    let (code, message) = error(&server.call(
+        "get_section",
+        json!({"law": "GG", "designation": "Art. 999"}),
+    ));
+    assert_eq!(code, -32602);
+    assert!(
+        message.contains("GG has no section \"Art. 999\""),
+        "{message}"
+    );
+    let (code, _) = error(&server.call("get_section", json!({"law": "GG"})));
+    assert_eq!(code, -32602);
+    let (code, _) = error(&server.call("no_such_tool", json!({})));
+    assert!(code == -32602 || code == -32601, "{code}");
+
+    let again = server.call("get_section", json!({"law": "gg", "designation": "Art 1"}));
+    assert_eq!(answer(&again), &cli, "still serving after errors");
+}

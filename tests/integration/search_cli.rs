@@ -1,0 +1,349 @@
+//! `paragraf search` and `paragraf show` over real GG bundles: the same top 10 as the engine call the browser
+//! makes, the schema, and every kind of bad input with its exit code and message.
+
+use std::path::Path;
+
+use crate::util::{encoder, free_port, gg_bundles, model_path, paragraf, run, temp_dir, Proxy};
+use paragraf_core::bundle::{LawBundle, StrategyBundle};
+use paragraf_core::engine::{search, LawIndex, SearchOptions, StrategyIndex};
+use paragraf_core::manifest::Manifest;
+use paragraf_embed::{EmbeddingBackend, TextKind};
+use serde_json::Value;
+
+/// Questions written for this test (the GG bundles hold the Präambel and Art. 1 to 31).
+pub const QUESTIONS: &[&str] = &[
+    "Darf der Staat meine Briefe lesen?",
+    "Ist die Todesstrafe in Deutschland erlaubt?",
+    "Dürfen Männer und Frauen unterschiedlich behandelt werden?",
+    "Kann ich den Kriegsdienst mit der Waffe verweigern?",
+    "Wer bestimmt über die religiöse Erziehung meines Kindes?",
+    "Darf ich ohne Anmeldung demonstrieren?",
+    "Darf die Polizei meine Wohnung ohne richterliche Anordnung durchsuchen?",
+    "Dürfen Deutsche an das Ausland ausgeliefert werden?",
+    "Wann kann das Eigentum enteignet werden und gibt es eine Entschädigung?",
+    "Darf ich meinen Beruf frei wählen?",
+    "Wer schützt die natürlichen Lebensgrundlagen für künftige Generationen?",
+    "Unter welchen Voraussetzungen kann eine Partei verboten werden?",
+    "Welche Farben hat die Bundesflagge?",
+    "Haben politisch Verfolgte ein Recht auf Asyl?",
+    "Darf ich eine Privatschule gründen?",
+    "Kann man die deutsche Staatsangehörigkeit entzogen bekommen?",
+    "Darf die Zeitung ohne Zensur berichten?",
+    "Gilt Völkerrecht in Deutschland unmittelbar?",
+    "Können Grundrechte verwirkt werden?",
+    "Dürfen Soldaten sich bei der Volksvertretung beschweren?",
+    "Ist ein Angriffskrieg verboten?",
+    "Wo ist die Hauptstadt der Bundesrepublik?",
+    "Recht auf Widerstand gegen die Beseitigung der Ordnung",
+    "Art. 5 GG",
+    "§ 551 BGB Mietkaution",
+];
+
+/// The `section` bundles of the GG test folder as the browser loads them.
+fn engine_indexes(dir: &Path) -> (LawIndex, StrategyIndex) {
+    let manifest = Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let law_entry = manifest.law("GG").unwrap();
+    let law = LawBundle::from_bytes(&std::fs::read(dir.join(&law_entry.file)).unwrap())
+        .unwrap()
+        .law;
+    let entry = manifest.bundle("GG", "section").unwrap();
+    assert_eq!(entry.strategy, "section");
+    let bundle =
+        StrategyBundle::from_bytes(&std::fs::read(dir.join(&entry.file)).unwrap()).unwrap();
+    let strategy = StrategyIndex::new(bundle, &law).unwrap();
+    (LawIndex::new(law), strategy)
+}
+
+/// `paragraf search --json` with the test model.
+pub fn search_json(dir: &Path, question: &str, extra: &[&str]) -> Value {
+    let out = paragraf()
+        .args(["search", "--json", "--bundles"])
+        .arg(dir)
+        .arg("--model")
+        .arg(model_path())
+        .args(extra)
+        .arg("--")
+        .arg(question)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "search {question:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("search --json prints JSON")
+}
+
+fn designations(results: &Value) -> Vec<String> {
+    results["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["designation"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn search_json_matches_the_engine_call_of_the_app() {
+    let dir = gg_bundles();
+    let (law, strategy) = engine_indexes(dir);
+    let options = SearchOptions::default();
+    assert!(QUESTIONS.len() >= 20);
+    for question in QUESTIONS {
+        let vector = encoder()
+            .embed(&[question], TextKind::Query)
+            .unwrap()
+            .remove(0);
+        let expected: Vec<String> =
+            search(&law, Some(&strategy), question, Some(&vector), &options)
+                .unwrap()
+                .hits
+                .iter()
+                .map(|h| law.law.sections[h.section as usize].designation.clone())
+                .collect();
+        assert_eq!(expected.len(), 10, "{question}");
+        let results = search_json(dir, question, &[]);
+        assert_eq!(designations(&results), expected, "{question}");
+        assert_eq!(results["schema"], "paragraf.search/1");
+        assert_eq!(results["mode"], "hybrid");
+        assert_eq!(results["model"], encoder().model_id());
+    }
+    // A citation query puts the cited article first, as in the app.
+    let cited = search_json(dir, "Art. 5 GG", &[]);
+    assert_eq!(cited["hits"][0]["designation"], "Art. 5");
+    assert_eq!(cited["hits"][0]["cited"], true);
+    assert_eq!(
+        cited["hits"][0]["url"],
+        "https://www.gesetze-im-internet.de/gg/art_5.html"
+    );
+}
+
+#[test]
+fn search_json_carries_excerpt_citations_and_links() {
+    let dir = gg_bundles();
+    let results = search_json(
+        dir,
+        "Darf der Staat meine Briefe lesen?",
+        &["--strategy", "sentence", "-k", "3"],
+    );
+    let hits = results["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 3);
+    assert_eq!(results["strategy"], "sentence");
+    let top = &hits[0];
+    assert_eq!(top["rank"], 1);
+    // The GG's structure: every article here hangs under "I." (Die Grundrechte) or "II.".
+    assert!(!top["breadcrumb"].as_str().unwrap().is_empty(), "{top}");
+    let number = top["designation"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("Art. ")
+        .unwrap();
+    assert_eq!(
+        top["url"],
+        format!("https://www.gesetze-im-internet.de/gg/art_{number}.html")
+    );
+    // A sentence unit hit: its sentence is highlighted inside the excerpt.
+    let excerpt = &top["excerpt"];
+    let text = excerpt["text"].as_str().unwrap();
+    let marks = excerpt["highlights"].as_array().unwrap();
+    assert!(!marks.is_empty(), "{excerpt}");
+    let (a, b) = (
+        marks[0][0].as_u64().unwrap() as usize,
+        marks[0][1].as_u64().unwrap() as usize,
+    );
+    assert!(
+        text.get(a..b).is_some_and(|m| !m.trim().is_empty()),
+        "{excerpt}"
+    );
+    assert!(!top["units"].as_array().unwrap().is_empty());
+    // BM25 runs without a model and names no model.
+    let bm25 = search_json(dir, "Briefgeheimnis", &["--mode", "bm25"]);
+    assert_eq!(bm25["mode"], "bm25");
+    assert_eq!(bm25["model"], Value::Null);
+    assert_eq!(bm25["hits"][0]["designation"], "Art. 10");
+}
+
+#[test]
+fn search_for_a_person_is_plain_when_piped() {
+    let out = run(&[
+        "search",
+        "--bundles",
+        gg_bundles().to_str().unwrap(),
+        "--mode",
+        "bm25",
+        "-k",
+        "2",
+        "Versammlungsfreiheit",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // BM25 is deterministic: Art. 18 names the Versammlungsfreiheit (Artikel 8), Art. 17a restricts it.
+    assert!(text.starts_with(" 1. GG Art. 18  ("), "{text}");
+    assert!(text.contains("\n    I.\n    …"), "{text}");
+    assert!(
+        text.contains("https://www.gesetze-im-internet.de/gg/art_18.html"),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b'), "no ANSI codes into a pipe: {text}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("loaded GG"), "{stderr}");
+}
+
+#[test]
+fn search_through_the_proxy_gives_the_local_results() {
+    let dir = gg_bundles();
+    let proxy = Proxy::start(&[]);
+    let question = "Wann darf der Staat Eigentum enteignen?";
+    let local = search_json(dir, question, &[]);
+    let out = paragraf()
+        .args(["search", "--json", "--bundles"])
+        .arg(dir)
+        .args(["--proxy", &proxy.url(), question])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let remote: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(designations(&remote), designations(&local));
+}
+
+#[test]
+fn show_prints_the_section_from_the_bundle() {
+    let dir = gg_bundles();
+    let out = run(&[
+        "show",
+        "GG",
+        "Art. 5",
+        "--json",
+        "--bundles",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["schema"], "paragraf.section/1");
+    assert_eq!(s["designation"], "Art. 5");
+    assert_eq!(s["subsections"].as_array().unwrap().len(), 3);
+    assert_eq!(s["subsections"][0]["label"], "1");
+    assert!(s["subsections"][0]["sentences"].as_array().unwrap().len() >= 3);
+    // Art. 18 names the freedom of the press (Art. 5 Abs. 1) among the rights one can forfeit.
+    assert!(
+        s["cited_by"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["designation"] == "Art. 18"),
+        "{s}"
+    );
+    assert_eq!(s["url"], "https://www.gesetze-im-internet.de/gg/art_5.html");
+    let text = run(&["show", "gg", "art 18", "--bundles", dir.to_str().unwrap()]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.starts_with("GG Art. 18\n"), "{text}");
+    assert!(text.contains("\n  S2 Die Verwirkung"), "{text}");
+    assert!(
+        text.contains("Cites: Art. 5 Abs. 1; Art. 5 Abs. 3; Art. 8"),
+        "{text}"
+    );
+    let text = run(&["show", "GG", "5", "--bundles", dir.to_str().unwrap()]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("\n(1)\n  S1 Jeder hat das Recht"), "{text}");
+    let cited_by = text
+        .lines()
+        .find(|l| l.starts_with("Cited by: "))
+        .unwrap_or_default();
+    assert!(
+        cited_by.split("; ").any(|c| c.ends_with("Art. 18")),
+        "{text}"
+    );
+}
+
+/// Runs the CLI, expects exit code 2, returns stderr.
+fn refused(args: &[&str]) -> String {
+    let out = paragraf().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "paragraf {args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "nothing on stdout when refused");
+    stderr
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_code_2() {
+    let dir = gg_bundles();
+    let d = dir.to_str().unwrap();
+    let err = refused(&["search", "--bundles", d, "--law", "BGB", "Miete"]);
+    assert!(
+        err.contains("no law \"BGB\"") && err.contains("there are: GG"),
+        "{err}"
+    );
+    let err = refused(&["search", "--bundles", d, "--strategy", "raptor", "Miete"]);
+    assert!(
+        err.contains("there are: section, subsection, sentence"),
+        "{err}"
+    );
+    let err = refused(&["search", "--bundles", d, "   "]);
+    assert!(err.contains("the question is empty"), "{err}");
+    let long = "Meinungsfreiheit ".repeat(6_000);
+    let err = refused(&["search", "--bundles", d, &long]);
+    assert!(
+        err.contains("the question has 101999 bytes, more than the 4096 accepted"),
+        "{err}"
+    );
+    let err = refused(&["search", "--bundles", d, "-k", "0", "Miete"]);
+    assert!(err.contains("-k must be between 1 and 50"), "{err}");
+    let err = refused(&["show", "GG", "Art. 999", "--bundles", d]);
+    assert!(err.contains("GG has no section \"Art. 999\""), "{err}");
+
+    let tmp = temp_dir();
+    let missing = tmp.path().join("nothing");
+    let err = refused(&["search", "--bundles", missing.to_str().unwrap(), "Miete"]);
+    assert!(
+        err.contains("manifest.json is missing") && err.contains("paragraf build"),
+        "{err}"
+    );
+
+    // A bundle whose bytes changed after the build.
+    let copy = tmp.path().join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    for f in std::fs::read_dir(dir).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, copy.join(f.file_name().unwrap())).unwrap();
+    }
+    let manifest = Manifest::parse(&std::fs::read(copy.join("manifest.json")).unwrap()).unwrap();
+    let law_file = copy.join(&manifest.law("GG").unwrap().file);
+    let mut bytes = std::fs::read(&law_file).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&law_file, bytes).unwrap();
+    let err = refused(&[
+        "search",
+        "--bundles",
+        copy.to_str().unwrap(),
+        "--mode",
+        "bm25",
+        "Miete",
+    ]);
+    assert!(
+        err.contains("does not match the manifest: expected SHA-256"),
+        "{err}"
+    );
+
+    // A proxy that is not there.
+    let url = format!("http://127.0.0.1:{}", free_port());
+    let err = refused(&["search", "--bundles", d, "--proxy", &url, "Miete"]);
+    assert!(
+        err.contains(&format!(
+            "the query-embedding proxy at {url} cannot be reached"
+        )),
+        "{err}"
+    );
+}

@@ -1,0 +1,190 @@
+//! The state the components share: signals for what the user chose, resources for what is loaded from it
+//! (manifest → law → strategy bundle, proxy health, search results). Built once by the app; components read it
+//! with `expect_context::<Ctx>()`.
+
+use std::rc::Rc;
+
+use leptos::prelude::*;
+use paragraf_core::api::Health;
+use paragraf_core::engine::{Mode, UnitSearch};
+use paragraf_core::manifest::Manifest;
+
+use crate::failure::Failure;
+use crate::load::{self, LoadedLaw, LoadedStrategy, Outcome, Progress};
+use crate::state::{Page, UrlState};
+
+const PROXY_SETTING: &str = "paragraf.proxy";
+
+/// Everything the components share. All fields are `Copy` handles.
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    /// Text in the search box.
+    pub input: RwSignal<String>,
+    /// The submitted query.
+    pub query: RwSignal<String>,
+    pub law: RwSignal<String>,
+    pub strategy: RwSignal<String>,
+    pub mode: RwSignal<Mode>,
+    pub unit_search: RwSignal<UnitSearch>,
+    pub page: RwSignal<Page>,
+    pub data: RwSignal<Option<String>>,
+    /// Proxy base URL in use.
+    pub proxy_url: RwSignal<String>,
+    /// Whether the URL named the proxy (then it is part of shared links).
+    pub proxy_from_url: RwSignal<bool>,
+    /// Why the proxy cannot be used right now (shown once, as a notice); `None` while it works.
+    pub proxy_problem: RwSignal<Option<Failure>>,
+    pub progress: RwSignal<Progress>,
+    pub manifest: LocalResource<Result<Rc<Manifest>, Failure>>,
+    pub law_data: LocalResource<Result<Rc<LoadedLaw>, Failure>>,
+    pub strategy_data: LocalResource<Result<Rc<LoadedStrategy>, Failure>>,
+    /// The proxy's health; `None` while BM25 is chosen (it needs no network at all).
+    pub proxy: LocalResource<Option<Result<Health, Failure>>>,
+    /// The submitted query's results; `None` before anything was asked.
+    pub results: LocalResource<Option<Result<Rc<Outcome>, Failure>>>,
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+}
+
+/// Saves the proxy URL chosen in the settings.
+pub fn save_proxy_url(url: &str) {
+    if let Some(s) = storage() {
+        let _ = s.set_item(PROXY_SETTING, url);
+    }
+}
+
+impl Ctx {
+    /// Signals from the URL's state, and the resources that load from them.
+    pub fn new(start: &UrlState) -> Ctx {
+        let saved_proxy = storage().and_then(|s| s.get_item(PROXY_SETTING).ok().flatten());
+        let proxy_url = RwSignal::new(
+            start
+                .proxy
+                .clone()
+                .or(saved_proxy)
+                .unwrap_or_else(|| crate::DEFAULT_PROXY_URL.to_string()),
+        );
+        let data = RwSignal::new(start.data.clone());
+        let law = RwSignal::new(start.law.clone());
+        let strategy = RwSignal::new(start.strategy.clone());
+        let query = RwSignal::new(start.q.clone());
+        let mode = RwSignal::new(start.mode);
+        let unit_search = RwSignal::new(start.unit_search);
+        let progress = RwSignal::new(None);
+        let proxy_problem = RwSignal::new(None);
+
+        let data_url = move || {
+            data.get()
+                .unwrap_or_else(|| crate::DEFAULT_DATA_URL.to_string())
+        };
+        let manifest = LocalResource::new(move || load::manifest(data_url()));
+        let law_data = LocalResource::new(move || {
+            let (d, l) = (data_url(), law.get());
+            async move { load::law(d, manifest.await?, l, progress).await }
+        });
+        let strategy_data = LocalResource::new(move || {
+            let (d, s) = (data_url(), strategy.get());
+            async move {
+                let (m, l) = (manifest.await?, law_data.await?);
+                load::strategy(d, m, l, s, progress).await
+            }
+        });
+        let proxy = LocalResource::new(move || {
+            let (url, needed) = (proxy_url.get(), mode.get() != Mode::Bm25);
+            async move {
+                if needed {
+                    Some(load::proxy(url).await)
+                } else {
+                    None
+                }
+            }
+        });
+        let results = LocalResource::new(move || {
+            let (q, m, u, p) = (query.get(), mode.get(), unit_search.get(), proxy_url.get());
+            async move {
+                if q.is_empty() {
+                    return None;
+                }
+                let run = async {
+                    let (l, s) = (law_data.await?, strategy_data.await?);
+                    let info = match m {
+                        Mode::Bm25 => None,
+                        _ => proxy.await,
+                    };
+                    load::run_search(q, m, u, l, s, p, info, proxy_problem).await
+                };
+                Some(run.await)
+            }
+        });
+        Ctx {
+            input: RwSignal::new(start.q.clone()),
+            query,
+            law,
+            strategy,
+            mode,
+            unit_search,
+            page: RwSignal::new(start.page),
+            data,
+            proxy_url,
+            proxy_from_url: RwSignal::new(start.proxy.is_some()),
+            proxy_problem,
+            progress,
+            manifest,
+            law_data,
+            strategy_data,
+            proxy,
+            results,
+        }
+    }
+
+    /// The bundle folder.
+    pub fn data_url(&self) -> String {
+        self.data
+            .get()
+            .unwrap_or_else(|| crate::DEFAULT_DATA_URL.to_string())
+    }
+
+    /// The URL state now.
+    pub fn url_state(&self) -> UrlState {
+        UrlState {
+            q: self.query.get(),
+            law: {
+                // An empty law means the manifest's first: name it, so a shared link stays the same search.
+                let law = self.law.get();
+                if law.is_empty() {
+                    self.manifest
+                        .get()
+                        .and_then(|m| m.ok())
+                        .and_then(|m| m.laws.first().map(|l| l.law.clone()))
+                        .unwrap_or_default()
+                } else {
+                    law
+                }
+            },
+            strategy: self.strategy.get(),
+            mode: self.mode.get(),
+            unit_search: self.unit_search.get(),
+            data: self.data.get(),
+            proxy: self.proxy_from_url.get().then(|| self.proxy_url.get()),
+            page: self.page.get(),
+        }
+    }
+
+    /// The URL state without subscribing.
+    pub fn url_state_untracked(&self) -> UrlState {
+        untrack(|| self.url_state())
+    }
+
+    /// Runs a search for the text in the box.
+    pub fn submit(&self) {
+        let text = self.input.get_untracked().trim().to_string();
+        self.page.set(Page::Search);
+        if text == self.query.get_untracked() {
+            self.results.refetch();
+        } else {
+            self.query.set(text);
+        }
+    }
+}

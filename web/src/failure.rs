@@ -1,0 +1,222 @@
+//! Why the app cannot do what was asked. One enum, so the UI decides by variant (dense search refuses a model
+//! mismatch, a missing report is no error) and never by the words of a message; the texts are German, with the
+//! core's own (English) reason appended where one exists.
+
+use std::fmt;
+
+use paragraf_core::bundle::BundleError;
+use paragraf_core::engine::EngineError;
+use paragraf_core::manifest::ManifestError;
+
+/// Which kind of bundle a failure concerns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BundleKind {
+    /// A law bundle.
+    Law,
+    /// A strategy bundle.
+    Strategy,
+}
+
+impl BundleKind {
+    /// The German name shown to users.
+    pub fn label(self) -> &'static str {
+        match self {
+            BundleKind::Law => "Gesetzesbündel",
+            BundleKind::Strategy => "Strategie-Bündel",
+        }
+    }
+}
+
+/// Why a fetched bundle cannot be used.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BundleProblem {
+    /// Its size or SHA-256 differs from the manifest entry (checked before decoding), or it decodes to another
+    /// law, strategy or model than the entry lists (checked after).
+    Mismatch(ManifestError),
+    /// The bytes do not decode (header, checksum, payload).
+    Decode(BundleError),
+    /// It does not fit the loaded law.
+    Engine(EngineError),
+}
+
+/// A failure shown to the user (never swallowed).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Failure {
+    /// The server answered 404.
+    NotFound {
+        /// What was asked for (`Bündelliste …`).
+        what: String,
+        /// The server's reason.
+        detail: String,
+    },
+    /// The server answered another error status.
+    Http {
+        /// What was asked for.
+        what: String,
+        /// HTTP status.
+        status: u16,
+        /// The server's reason.
+        detail: String,
+    },
+    /// No answer (server down, CORS, offline).
+    Network {
+        /// What was asked for.
+        what: String,
+        /// The browser's reason.
+        detail: String,
+    },
+    /// The transfer broke off.
+    Incomplete {
+        /// What was loading.
+        what: String,
+        /// The browser's reason.
+        detail: String,
+    },
+    /// The browser refused (no window, an invalid address, no text in an answer).
+    Browser(String),
+    /// The download does not fit into memory.
+    OutOfMemory {
+        /// What was loading.
+        what: String,
+        /// The size that did not fit.
+        bytes: u64,
+    },
+    /// `manifest.json` is not a usable manifest.
+    Manifest {
+        /// Its address.
+        url: String,
+        /// Why.
+        error: ManifestError,
+    },
+    /// The manifest lists no law.
+    NoLaws {
+        /// Its address.
+        url: String,
+    },
+    /// The law has no strategy bundle.
+    NoStrategy {
+        /// Law abbreviation.
+        law: String,
+    },
+    /// A law or strategy bundle cannot be used.
+    Bundle {
+        /// Law or strategy.
+        kind: BundleKind,
+        /// File name from the manifest.
+        file: String,
+        /// Why.
+        problem: BundleProblem,
+    },
+    /// The query-embedding proxy answered something that is not its protocol.
+    ProxyAnswer {
+        /// Its address.
+        url: String,
+        /// The parser's reason.
+        detail: String,
+    },
+    /// The proxy embeds with another model than the bundle was built with: the vectors are not comparable.
+    ModelMismatch {
+        /// The proxy's model.
+        proxy: String,
+        /// The bundle's model.
+        bundle: String,
+    },
+    /// The search itself failed.
+    Search(EngineError),
+    /// `report.json` is not an evaluation report.
+    Report {
+        /// Its address.
+        url: String,
+        /// The core's reason (`ReportError`, as text: it is neither `Clone` nor `PartialEq`).
+        detail: String,
+    },
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::NotFound { what, detail } => write!(f, "{what}: nicht gefunden ({detail})"),
+            Failure::Http {
+                what,
+                status,
+                detail,
+            } => write!(f, "{what}: HTTP {status} ({detail})"),
+            Failure::Network { what, detail } => write!(f, "{what} nicht erreichbar: {detail}"),
+            Failure::Incomplete { what, detail } => {
+                write!(f, "{what} konnte nicht vollständig geladen werden: {detail}")
+            }
+            Failure::Browser(message) => f.write_str(message),
+            Failure::OutOfMemory { what, bytes } => write!(
+                f,
+                "{what}: nicht genug Arbeitsspeicher für {} (das Gesetz ist für dieses Gerät zu groß)",
+                crate::format_bytes(*bytes)
+            ),
+            Failure::Manifest { url, error } => write!(f, "Bündelliste {url}: {error}"),
+            Failure::NoLaws { url } => write!(
+                f,
+                "{url} nennt kein Gesetz. Bündel mit `paragraf build` erzeugen"
+            ),
+            Failure::NoStrategy { law } => write!(f, "Für {law} gibt es kein Strategie-Bündel"),
+            Failure::Bundle {
+                kind,
+                file,
+                problem,
+            } => {
+                write!(f, "{} {file}: ", kind.label())?;
+                match problem {
+                    BundleProblem::Mismatch(e) => write!(f, "{e}"),
+                    BundleProblem::Decode(e) => write!(f, "{e}"),
+                    BundleProblem::Engine(e) => write!(f, "{e}"),
+                }
+            }
+            Failure::ProxyAnswer { url, detail } => {
+                write!(f, "Einbettungsdienst {url}: unerwartete Antwort ({detail})")
+            }
+            Failure::ModelMismatch { proxy, bundle } => write!(
+                f,
+                "Der Einbettungsdienst rechnet mit dem Modell „{proxy}“, die Bündel wurden aber mit „{bundle}“ gebaut. \
+                 Vektoren verschiedener Modelle sind nicht vergleichbar: die dichte Suche ist aus, gesucht wird lexikalisch (BM25)."
+            ),
+            Failure::Search(e) => write!(f, "{e}"),
+            Failure::Report { url, detail } => write!(f, "Evaluationsbericht {url}: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for Failure {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_file_and_the_reason() {
+        let mismatch = Failure::Bundle {
+            kind: BundleKind::Law,
+            file: "GG.law.abc.pgb".into(),
+            problem: BundleProblem::Mismatch(ManifestError::Mismatch {
+                file: "GG.law.abc.pgb".into(),
+                expected: "SHA-256 00".into(),
+                found: "SHA-256 ff".into(),
+            }),
+        };
+        assert_eq!(
+            mismatch.to_string(),
+            "Gesetzesbündel GG.law.abc.pgb: GG.law.abc.pgb does not match the manifest: expected SHA-256 00, \
+             found SHA-256 ff. Most likely the folder mixes files of two builds; rebuild with `paragraf build`"
+        );
+        let model = Failure::ModelMismatch {
+            proxy: "a".into(),
+            bundle: "b".into(),
+        };
+        assert!(model.to_string().contains("„a“"), "{model}");
+        assert_eq!(
+            Failure::OutOfMemory {
+                what: "Gesetzesbündel x".into(),
+                bytes: 1_234_567
+            }
+            .to_string(),
+            "Gesetzesbündel x: nicht genug Arbeitsspeicher für 1,2 MB (das Gesetz ist für dieses Gerät zu groß)"
+        );
+    }
+}

@@ -1,0 +1,319 @@
+//! Everything the app fetches and computes: the manifest, law and strategy bundles (verified against the manifest
+//! before decoding), the proxy's health and query vectors, the evaluation report, and a search over what is
+//! loaded. Plain async functions over plain values; `context` wires them to signals.
+
+use std::rc::Rc;
+
+use leptos::prelude::*;
+use paragraf_core::api::{EmbedRequest, EmbedResponse, Health, EMBED_PATH, HEALTH_PATH};
+use paragraf_core::bundle::{LawBundle, StrategyBundle};
+use paragraf_core::engine::{
+    self, LawIndex, Mode, SearchOptions, SearchOutcome, StrategyIndex, UnitSearch,
+};
+use paragraf_core::eval::report::Report;
+use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
+
+use crate::failure::{BundleKind, BundleProblem, Failure};
+use crate::fetch;
+
+/// A loaded law.
+pub struct LoadedLaw {
+    pub entry: LawEntry,
+    pub index: LawIndex,
+    /// Time to check the bytes against the manifest (size and SHA-256), ms.
+    pub verify_ms: f64,
+}
+
+/// A loaded strategy bundle.
+pub struct LoadedStrategy {
+    pub entry: BundleEntry,
+    pub index: StrategyIndex,
+    /// Time to check the bytes against the manifest (size and SHA-256), ms.
+    pub verify_ms: f64,
+}
+
+/// A finished search.
+pub struct Outcome {
+    pub law: Rc<LoadedLaw>,
+    pub strategy: Rc<LoadedStrategy>,
+    /// What the engine found, and how: the page shows the mode and unit search that ran, as the engine says.
+    pub search: SearchOutcome,
+    /// Running number of finished searches, on the page as `data-search` (the DOM may be patched in place, so
+    /// this is how a reader tells one result list from the next).
+    pub number: u32,
+    /// Core search time in the browser (ms).
+    pub retrieval_ms: f64,
+    /// Time for the query vector (ms), when one was fetched.
+    pub embed_ms: Option<f64>,
+}
+
+/// Download progress of a bundle: (label, bytes so far, total).
+pub type Progress = Option<(String, u64, u64)>;
+
+/// The manifest of a bundle folder.
+pub async fn manifest(data: String) -> Result<Rc<Manifest>, Failure> {
+    let url = crate::join_url(&data, MANIFEST);
+    let text = fetch::text(&url, &format!("Bündelliste {url}")).await?;
+    let manifest = Manifest::parse(text.as_bytes()).map_err(|error| Failure::Manifest {
+        url: url.clone(),
+        error,
+    })?;
+    if manifest.laws.is_empty() {
+        return Err(Failure::NoLaws { url });
+    }
+    Ok(Rc::new(manifest))
+}
+
+/// Downloads a bundle file and checks it against its manifest entry (size and SHA-256) before anyone decodes it.
+/// Returns the bytes and the time the check took (ms).
+async fn verified_bytes(
+    data: &str,
+    kind: BundleKind,
+    file: &str,
+    verify: impl Fn(&[u8]) -> Result<(), paragraf_core::manifest::ManifestError>,
+    expected: u64,
+    label: &str,
+    progress: RwSignal<Progress>,
+) -> Result<(Vec<u8>, f64), Failure> {
+    let url = crate::join_url(data, file);
+    let bytes = fetch::bytes(
+        &url,
+        &format!("{} {file}", kind.label()),
+        expected,
+        |done, total| progress.set(Some((label.to_string(), done, total))),
+    )
+    .await;
+    progress.set(None);
+    let bytes = bytes?;
+    let t0 = fetch::now_ms();
+    verify(&bytes).map_err(|e| bundle_failure(kind, file, BundleProblem::Mismatch(e)))?;
+    Ok((bytes, fetch::now_ms() - t0))
+}
+
+fn bundle_failure(kind: BundleKind, file: &str, problem: BundleProblem) -> Failure {
+    Failure::Bundle {
+        kind,
+        file: file.to_string(),
+        problem,
+    }
+}
+
+/// The law named `law` (or the manifest's first).
+pub async fn law(
+    data: String,
+    manifest: Rc<Manifest>,
+    law: String,
+    progress: RwSignal<Progress>,
+) -> Result<Rc<LoadedLaw>, Failure> {
+    let entry = manifest.law(&law).cloned().ok_or_else(|| Failure::NoLaws {
+        url: crate::join_url(&data, MANIFEST),
+    })?;
+    let kind = BundleKind::Law;
+    let (bytes, verify_ms) = verified_bytes(
+        &data,
+        kind,
+        &entry.file,
+        |b| entry.verify(b),
+        entry.bytes,
+        &format!("Gesetz {}", entry.law),
+        progress,
+    )
+    .await?;
+    let fail = |problem| bundle_failure(kind, &entry.file, problem);
+    let bundle = LawBundle::from_bytes(&bytes).map_err(|e| fail(BundleProblem::Decode(e)))?;
+    drop(bytes);
+    entry
+        .check_law(&entry.file, &bundle.law)
+        .map_err(|e| fail(BundleProblem::Mismatch(e)))?;
+    Ok(Rc::new(LoadedLaw {
+        index: LawIndex::new(bundle.law),
+        entry,
+        verify_ms,
+    }))
+}
+
+/// The strategy bundle named `strategy` of the loaded law (or its `section` or first bundle).
+pub async fn strategy(
+    data: String,
+    manifest: Rc<Manifest>,
+    law: Rc<LoadedLaw>,
+    strategy: String,
+    progress: RwSignal<Progress>,
+) -> Result<Rc<LoadedStrategy>, Failure> {
+    let entry = manifest
+        .bundle(&law.entry.law, &strategy)
+        .cloned()
+        .ok_or_else(|| Failure::NoStrategy {
+            law: law.entry.law.clone(),
+        })?;
+    let kind = BundleKind::Strategy;
+    let (bytes, verify_ms) = verified_bytes(
+        &data,
+        kind,
+        &entry.file,
+        |b| entry.verify(b),
+        entry.bytes,
+        &format!("Strategie {}", entry.strategy),
+        progress,
+    )
+    .await?;
+    let fail = |problem| bundle_failure(kind, &entry.file, problem);
+    let bundle = StrategyBundle::from_bytes(&bytes).map_err(|e| fail(BundleProblem::Decode(e)))?;
+    drop(bytes);
+    entry
+        .check_bundle(&entry.file, &bundle)
+        .map_err(|e| fail(BundleProblem::Mismatch(e)))?;
+    let index =
+        StrategyIndex::new(bundle, &law.index.law).map_err(|e| fail(BundleProblem::Engine(e)))?;
+    Ok(Rc::new(LoadedStrategy {
+        entry,
+        index,
+        verify_ms,
+    }))
+}
+
+fn parse_proxy_answer<'a, T: serde::Deserialize<'a>>(
+    url: &str,
+    text: &'a str,
+) -> Result<T, Failure> {
+    serde_json::from_str(text).map_err(|e| Failure::ProxyAnswer {
+        url: url.to_string(),
+        detail: e.to_string(),
+    })
+}
+
+/// An endpoint of the proxy at `url` (the paths in `api` are absolute; the proxy may live in a subfolder).
+fn endpoint(url: &str, path: &str) -> String {
+    crate::join_url(url, path.trim_start_matches('/'))
+}
+
+/// The proxy's model and dimension (`GET /health`).
+pub async fn proxy(url: String) -> Result<Health, Failure> {
+    let health = endpoint(&url, HEALTH_PATH);
+    let text = fetch::text(&health, &format!("Einbettungsdienst {url}")).await?;
+    parse_proxy_answer(&url, &text)
+}
+
+/// The query vector and the model that computed it (`POST /v1/embed`).
+async fn embed(url: &str, query: &str) -> Result<(String, Vec<f32>), Failure> {
+    let body = serde_json::to_string(&EmbedRequest::single(query)).expect("a request serialises");
+    let text = fetch::post_json(
+        &endpoint(url, EMBED_PATH),
+        &body,
+        &format!("Einbettungsdienst {url}"),
+    )
+    .await?;
+    let answer: EmbedResponse = parse_proxy_answer(url, &text)?;
+    let mut vectors = answer.payload.into_f32();
+    match vectors.len() {
+        1 => Ok((answer.model, vectors.remove(0))),
+        n => Err(Failure::ProxyAnswer {
+            url: url.to_string(),
+            detail: format!("{n} Vektoren für eine Anfrage"),
+        }),
+    }
+}
+
+/// `report.json` of `paragraf eval` in the bundle folder, if there is one.
+pub async fn report(data: String) -> Result<Option<Rc<Report>>, Failure> {
+    // `paragraf eval` writes <bundles>/report/report.json; a deployment may also put it next to the manifest.
+    for file in ["report.json", "report/report.json"] {
+        let url = crate::join_url(&data, file);
+        match fetch::text(&url, &format!("Evaluationsbericht {url}")).await {
+            Ok(text) => {
+                return Report::parse(text.as_bytes())
+                    .map(|r| Some(Rc::new(r)))
+                    .map_err(|e| Failure::Report {
+                        url,
+                        detail: e.to_string(),
+                    })
+            }
+            Err(Failure::NotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(None)
+}
+
+/// The query vector for a dense or hybrid search, or why there is none.
+async fn query_vector(
+    query: &str,
+    bundle_model: &str,
+    proxy_url: &str,
+    proxy: Result<Health, Failure>,
+) -> Result<(Vec<f32>, f64), Failure> {
+    let info = proxy?;
+    let mismatch = |proxy: String| Failure::ModelMismatch {
+        proxy,
+        bundle: bundle_model.to_string(),
+    };
+    if info.model != bundle_model {
+        return Err(mismatch(info.model));
+    }
+    let t0 = fetch::now_ms();
+    let (model, vector) = embed(proxy_url, query).await?;
+    if model != bundle_model {
+        return Err(mismatch(model));
+    }
+    Ok((vector, fetch::now_ms() - t0))
+}
+
+/// Runs one search. Without a usable query vector it falls back to BM25 and says why in `proxy_problem`;
+/// only a dense search with a proxy of another model is refused (BM25 results would pretend to be dense).
+#[allow(clippy::too_many_arguments)]
+pub async fn run_search(
+    query: String,
+    mode: Mode,
+    unit_search: UnitSearch,
+    law: Rc<LoadedLaw>,
+    strategy: Rc<LoadedStrategy>,
+    proxy_url: String,
+    proxy: Option<Result<Health, Failure>>,
+    proxy_problem: RwSignal<Option<Failure>>,
+) -> Result<Rc<Outcome>, Failure> {
+    let mut vector = None;
+    let mut embed_ms = None;
+    if let Some(proxy) = proxy.filter(|_| mode != Mode::Bm25) {
+        match query_vector(&query, &strategy.entry.model, &proxy_url, proxy).await {
+            Ok((v, ms)) => {
+                if proxy_problem.get_untracked().is_some() {
+                    proxy_problem.set(None);
+                }
+                vector = Some(v);
+                embed_ms = Some(ms);
+            }
+            Err(failure) => {
+                if proxy_problem.get_untracked().as_ref() != Some(&failure) {
+                    proxy_problem.set(Some(failure.clone()));
+                }
+                if mode == Mode::Dense && matches!(failure, Failure::ModelMismatch { .. }) {
+                    return Err(failure);
+                }
+            }
+        }
+    }
+    let options = SearchOptions {
+        mode,
+        unit_search,
+        ..SearchOptions::default()
+    };
+    let t0 = fetch::now_ms();
+    let search = engine::search(
+        &law.index,
+        Some(&strategy.index),
+        &query,
+        vector.as_deref(),
+        &options,
+    )
+    .map_err(Failure::Search)?;
+    let retrieval_ms = fetch::now_ms() - t0;
+    static SEARCHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    Ok(Rc::new(Outcome {
+        number: SEARCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+        law,
+        strategy,
+        search,
+        retrieval_ms,
+        embed_ms,
+    }))
+}
