@@ -90,6 +90,22 @@ async fn verified_bytes(
     Ok((bytes, fetch::now_ms() - t0))
 }
 
+/// Decodes verified bytes (freeing them before anything else is built) and checks that the bundle records what
+/// its manifest entry lists (law, strategy, model).
+fn decode_checked<B>(
+    kind: BundleKind,
+    file: &str,
+    bytes: Vec<u8>,
+    decode: impl FnOnce(&[u8]) -> Result<B, paragraf_core::bundle::BundleError>,
+    check: impl FnOnce(&B) -> Result<(), paragraf_core::manifest::ManifestError>,
+) -> Result<B, Failure> {
+    let bundle =
+        decode(&bytes).map_err(|e| bundle_failure(kind, file, BundleProblem::Decode(e)))?;
+    drop(bytes);
+    check(&bundle).map_err(|e| bundle_failure(kind, file, BundleProblem::Mismatch(e)))?;
+    Ok(bundle)
+}
+
 fn bundle_failure(kind: BundleKind, file: &str, problem: BundleProblem) -> Failure {
     Failure::Bundle {
         kind,
@@ -119,12 +135,9 @@ pub async fn law(
         progress,
     )
     .await?;
-    let fail = |problem| bundle_failure(kind, &entry.file, problem);
-    let bundle = LawBundle::from_bytes(&bytes).map_err(|e| fail(BundleProblem::Decode(e)))?;
-    drop(bytes);
-    entry
-        .check_law(&entry.file, &bundle.law)
-        .map_err(|e| fail(BundleProblem::Mismatch(e)))?;
+    let bundle = decode_checked(kind, &entry.file, bytes, LawBundle::from_bytes, |b| {
+        entry.check_law(&entry.file, &b.law)
+    })?;
     Ok(Rc::new(LoadedLaw {
         index: LawIndex::new(bundle.law),
         entry,
@@ -157,14 +170,11 @@ pub async fn strategy(
         progress,
     )
     .await?;
-    let fail = |problem| bundle_failure(kind, &entry.file, problem);
-    let bundle = StrategyBundle::from_bytes(&bytes).map_err(|e| fail(BundleProblem::Decode(e)))?;
-    drop(bytes);
-    entry
-        .check_bundle(&entry.file, &bundle)
-        .map_err(|e| fail(BundleProblem::Mismatch(e)))?;
-    let index =
-        StrategyIndex::new(bundle, &law.index.law).map_err(|e| fail(BundleProblem::Engine(e)))?;
+    let bundle = decode_checked(kind, &entry.file, bytes, StrategyBundle::from_bytes, |b| {
+        entry.check_bundle(&entry.file, b)
+    })?;
+    let index = StrategyIndex::new(bundle, &law.index.law)
+        .map_err(|e| bundle_failure(kind, &entry.file, BundleProblem::Engine(e)))?;
     Ok(Rc::new(LoadedStrategy {
         entry,
         index,

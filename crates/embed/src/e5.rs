@@ -30,7 +30,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::container::{dequantize_q4, Container, Q4_BLOCK_BYTES, QK};
-use crate::math::{add_layer_norm, gelu_in_place, mean_rows, softmax_in_place, Linear};
+use crate::math::{add_layer_norm, attend, gelu_in_place, mean_rows, Linear};
 use crate::tokenizer::Tokenizer;
 use crate::{EmbedError, EmbeddingBackend, TextKind};
 
@@ -290,47 +290,7 @@ impl E5Encoder {
                 let q = &qkv[s * 3 * h + head * hd..];
                 let k = &qkv[s * 3 * h + h + head * hd..];
                 let v = &qkv[s * 3 * h + 2 * h + head * hd..];
-                let mut scores = vec![0.0f32; len * len];
-                let mut out = vec![0.0f32; len * hd];
-                // SAFETY: q/k/v are [len, hd] views with row stride 3h inside `qkv` (the last row ends within the
-                // slice); `scores` is [len, len] and `out` [len, hd], both contiguous.
-                unsafe {
-                    let rs = (3 * h) as isize;
-                    matrixmultiply::sgemm(
-                        len,
-                        hd,
-                        len,
-                        scale,
-                        q.as_ptr(),
-                        rs,
-                        1,
-                        k.as_ptr(),
-                        1,
-                        rs,
-                        0.0,
-                        scores.as_mut_ptr(),
-                        len as isize,
-                        1,
-                    );
-                    scores.chunks_exact_mut(len).for_each(softmax_in_place);
-                    matrixmultiply::sgemm(
-                        len,
-                        len,
-                        hd,
-                        1.0,
-                        scores.as_ptr(),
-                        len as isize,
-                        1,
-                        v.as_ptr(),
-                        rs,
-                        1,
-                        0.0,
-                        out.as_mut_ptr(),
-                        hd as isize,
-                        1,
-                    );
-                }
-                out
+                attend((q, k, v), len, hd, 3 * h, scale, |_, _| true)
             })
             .collect();
         for (&(s, _, head), out) in tasks.iter().zip(&outs) {

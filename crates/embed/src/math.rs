@@ -138,6 +138,71 @@ pub fn softmax_in_place(row: &mut [f32]) {
     row.iter_mut().for_each(|v| *v *= inv);
 }
 
+/// Scaled dot-product attention of one head over one sequence: `q`, `k` and `v` start at the sequence's first
+/// row of this head and have `len` rows of `hd` values, `stride` apart; a pair `(i, j)` for which `keep` is false
+/// is masked out. Returns the head's `[len, hd]` output.
+pub fn attend(
+    (q, k, v): (&[f32], &[f32], &[f32]),
+    len: usize,
+    hd: usize,
+    stride: usize,
+    scale: f32,
+    keep: impl Fn(usize, usize) -> bool,
+) -> Vec<f32> {
+    assert!(len == 0 || [q, k, v].iter().all(|m| m.len() >= (len - 1) * stride + hd));
+    let mut scores = vec![0.0f32; len * len];
+    let mut out = vec![0.0f32; len * hd];
+    let rs = stride as isize;
+    // SAFETY: q, k and v are [len, hd] views with row stride `stride` inside their slices (asserted above);
+    // `scores` is [len, len] and `out` [len, hd], both contiguous.
+    unsafe {
+        matrixmultiply::sgemm(
+            len,
+            hd,
+            len,
+            scale,
+            q.as_ptr(),
+            rs,
+            1,
+            k.as_ptr(),
+            1,
+            rs,
+            0.0,
+            scores.as_mut_ptr(),
+            len as isize,
+            1,
+        );
+    }
+    for (i, row) in scores.chunks_exact_mut(len).enumerate() {
+        for (j, s) in row.iter_mut().enumerate() {
+            if !keep(i, j) {
+                *s = f32::NEG_INFINITY;
+            }
+        }
+        softmax_in_place(row);
+    }
+    // SAFETY: as above.
+    unsafe {
+        matrixmultiply::sgemm(
+            len,
+            len,
+            hd,
+            1.0,
+            scores.as_ptr(),
+            len as isize,
+            1,
+            v.as_ptr(),
+            rs,
+            1,
+            0.0,
+            out.as_mut_ptr(),
+            hd as isize,
+            1,
+        );
+    }
+    out
+}
+
 /// GELU in its tanh form, `0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))` (Gemma's `gelu_pytorch_tanh`), over a
 /// slice. tanh is written with one `exp` of a non-positive argument, so it cannot overflow.
 pub fn gelu_tanh_in_place(xs: &mut [f32]) {

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::math::{gelu_tanh_in_place, mean_rows, softmax_in_place, Linear};
+use crate::math::{attend, gelu_tanh_in_place, mean_rows, Linear};
 use crate::{EmbedError, EmbeddingBackend, TextKind};
 use bpe::Bpe;
 use safetensors::SafeTensors;
@@ -449,59 +449,9 @@ impl GemmaEncoder {
                 let q = &qkv[s * width + head * hd..];
                 let k = &qkv[s * width + nh * hd..];
                 let v = &qkv[s * width + nh * hd + hd..];
-                let mut scores = vec![0f32; len * len];
-                let mut out = vec![0f32; len * hd];
-                let rs = width as isize;
-                // SAFETY: q, k and v are [len, hd] views with row stride `width` inside `qkv` (the last row ends
-                // within the slice); `scores` is [len, len] and `out` [len, hd], both contiguous.
-                unsafe {
-                    matrixmultiply::sgemm(
-                        len,
-                        hd,
-                        len,
-                        scale,
-                        q.as_ptr(),
-                        rs,
-                        1,
-                        k.as_ptr(),
-                        1,
-                        rs,
-                        0.0,
-                        scores.as_mut_ptr(),
-                        len as isize,
-                        1,
-                    );
-                }
-                for (i, row) in scores.chunks_exact_mut(len).enumerate() {
-                    if !full {
-                        for (j, v) in row.iter_mut().enumerate() {
-                            if i.abs_diff(j) >= self.radius {
-                                *v = f32::NEG_INFINITY;
-                            }
-                        }
-                    }
-                    softmax_in_place(row);
-                }
-                // SAFETY: as above; `v` is [len, hd] with row stride `width`.
-                unsafe {
-                    matrixmultiply::sgemm(
-                        len,
-                        len,
-                        hd,
-                        1.0,
-                        scores.as_ptr(),
-                        len as isize,
-                        1,
-                        v.as_ptr(),
-                        rs,
-                        1,
-                        0.0,
-                        out.as_mut_ptr(),
-                        hd as isize,
-                        1,
-                    );
-                }
-                out
+                attend((q, k, v), len, hd, width, scale, |i, j| {
+                    full || i.abs_diff(j) < self.radius
+                })
             })
             .collect();
         let ctx_width = nh * hd;
