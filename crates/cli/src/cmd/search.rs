@@ -108,6 +108,16 @@ pub fn run(args: SearchArgs) -> Result<()> {
     Ok(())
 }
 
+/// A heading line, trimmed, in ANSI bold on a terminal.
+pub fn heading(text: &str, terminal: bool) -> String {
+    let text = text.trim_end();
+    if terminal {
+        format!("\x1b[1m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
 /// Prints `value` to stdout: as one JSON line with `json`, else rendered for a person (bold only on a terminal).
 pub fn print<T: serde::Serialize>(
     value: &T,
@@ -164,14 +174,7 @@ pub fn render(results: &SearchResults, terminal: bool) -> String {
         out.push_str("No hits. Try other words or another strategy.\n");
     }
     for hit in &results.hits {
-        let heading = format!("{} {}", hit.designation, hit.title)
-            .trim_end()
-            .to_string();
-        let heading = if terminal {
-            format!("\x1b[1m{heading}\x1b[0m")
-        } else {
-            heading
-        };
+        let heading = heading(&format!("{} {}", hit.designation, hit.title), terminal);
         let cited = if hit.cited { "  [cited]" } else { "" };
         let _ = writeln!(
             out,

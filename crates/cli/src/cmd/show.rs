@@ -63,14 +63,10 @@ fn named(designation: &str, title: &str) -> String {
 pub fn render(s: &SectionText, terminal: bool) -> String {
     use std::fmt::Write;
     let mut out = String::new();
-    let heading = format!("{} {} {}", s.law, s.designation, s.title)
-        .trim_end()
-        .to_string();
-    let heading = if terminal {
-        format!("\x1b[1m{heading}\x1b[0m")
-    } else {
-        heading
-    };
+    let heading = super::search::heading(
+        &format!("{} {} {}", s.law, s.designation, s.title),
+        terminal,
+    );
     let _ = writeln!(out, "{heading}");
     if !s.breadcrumb.is_empty() {
         let _ = writeln!(out, "{} > {}", s.law_title, s.breadcrumb);
