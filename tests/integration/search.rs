@@ -357,6 +357,64 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
         );
     }
 
+    // Query expansion by cross-validation: every mode, the weight chosen per fold, the changed questions listed.
+    let lay = dir.path().join("lay.json");
+    std::fs::write(
+        &lay,
+        serde_json::json!([
+            {"Question_text": "Was darf die Kirche?", "Paragraphs": ["Art 4"]},
+            {"Question_text": "Ist meine Heirat geschützt?", "Paragraphs": ["Art 6"]},
+            {"Question_text": "Darf die Zeitung frei berichten?", "Paragraphs": ["Art 5"]},
+            {"Question_text": "Darf ich mich friedlich versammeln?", "Paragraphs": ["Art 8"]}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let cv_out = dir.path().join("cv");
+    let stdout = run_ok(&[
+        "eval",
+        "--questions",
+        lay.to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "--strategies",
+        "section",
+        "--expansion-weight",
+        "0,0.5,1",
+        "--folds",
+        "2",
+        "--rounds",
+        "200",
+        "--out",
+        cv_out.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+    ]);
+    let cv = std::fs::read_to_string(cv_out.join("expansion-cv.md")).unwrap();
+    assert!(stdout.contains(&cv), "the report is printed too");
+    assert!(
+        cv.starts_with("# Query expansion, 2-fold cross-validation (seed 42), 4 questions"),
+        "{cv}"
+    );
+    assert!(cv.contains("| run | mode | W=0 | W=0.5 | W=1 |"), "{cv}");
+    for run in [
+        "| sections | bm25 |",
+        "| section | dense |",
+        "| section | hybrid |",
+    ] {
+        assert_eq!(cv.matches(run).count(), 2, "{run} in both tables: {cv}");
+    }
+    // `Kirche` is not in these articles, its synonyms are: BM25 finds Art. 4 only with expansion.
+    let bm25_row: Vec<f64> = cv
+        .lines()
+        .find(|l| l.starts_with("| sections | bm25 |"))
+        .unwrap()
+        .split('|')
+        .filter_map(|c| c.trim().parse().ok())
+        .collect();
+    assert_eq!(bm25_row.len(), 3, "{cv}");
+    assert!(bm25_row[1] > bm25_row[0], "expansion helps BM25 here: {cv}");
+
     // Bad input is explained on one line with its causes, and exits 2 (fix the input or the invocation).
     let failure = |extra: &[&str]| {
         let mut args = vec!["eval"];
@@ -410,6 +468,19 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("not found; get it with `paragraf model fetch`"),
+        "{err}"
+    );
+    let (code, err) = failure(&[
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "--expansion-weight",
+        "0,-1",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--expansion-weight -1: weights must be 0 or more"),
         "{err}"
     );
     let failed = run(&["eval", "--title-weight", "0"]);

@@ -6,6 +6,7 @@ use std::path::Path;
 use crate::util::{encoder, free_port, gg_bundles, model_path, paragraf, run, temp_dir, Proxy};
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
 use paragraf_core::engine::{search, LawIndex, SearchOptions, StrategyIndex};
+use paragraf_core::expansion::ExpansionFile;
 use paragraf_core::manifest::Manifest;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use serde_json::Value;
@@ -51,7 +52,15 @@ fn engine_indexes(dir: &Path) -> (LawIndex, StrategyIndex) {
     let bundle =
         StrategyBundle::from_bytes(&std::fs::read(dir.join(&entry.file)).unwrap()).unwrap();
     let strategy = StrategyIndex::new(bundle, &law).unwrap();
-    (LawIndex::new(law), strategy)
+    let exp_file = law_entry
+        .expansions
+        .as_ref()
+        .and_then(|e| e.file())
+        .expect("an expansion file");
+    let table = ExpansionFile::from_bytes(&std::fs::read(dir.join(exp_file)).unwrap())
+        .unwrap()
+        .table;
+    (LawIndex::new(law).with_expansions(table), strategy)
 }
 
 /// `paragraf search --json` with the test model.
@@ -161,6 +170,60 @@ fn search_json_carries_excerpt_citations_and_links() {
     assert_eq!(bm25["mode"], "bm25");
     assert_eq!(bm25["model"], Value::Null);
     assert_eq!(bm25["hits"][0]["designation"], "Art. 10");
+}
+
+#[test]
+fn search_expands_lay_words_and_leaves_out_removed_ones() {
+    let dir = gg_bundles();
+    let bm25 = ["--mode", "bm25"];
+    // `Kirche` is not in the GG's first articles; its synonyms are.
+    let results = search_json(dir, "Kirche", &bm25);
+    assert_eq!(results["expansions"][0]["law"], "GG", "{results}");
+    assert_eq!(results["expansions"][0]["from"], "kirche", "{results}");
+    let added = results["expansions"][0]["to"].to_string();
+    assert!(
+        added.contains("Religionsgemeinschaft") && added.contains("Weltanschauung"),
+        "{added}"
+    );
+    assert!(
+        designations(&results).contains(&"Art. 4".to_string()),
+        "{results}"
+    );
+    let without = search_json(
+        dir,
+        "Kirche",
+        &[
+            "--mode",
+            "bm25",
+            "--without",
+            "Religionsgemeinschaft,Weltanschauung",
+        ],
+    );
+    assert!(without.get("expansions").is_none(), "{without}");
+    assert!(designations(&without).is_empty(), "{without}");
+    let off = search_json(
+        dir,
+        "Kirche",
+        &["--mode", "bm25", "--expansion-weight", "0"],
+    );
+    assert!(
+        off.get("expansions").is_none() && designations(&off).is_empty(),
+        "{off}"
+    );
+    // For a person: what was added, and how to remove it.
+    let out = run(&[
+        "search",
+        "--bundles",
+        dir.to_str().unwrap(),
+        "--mode",
+        "bm25",
+        "Kirche",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("also searched (GG for \"kirche\"): Religionsgemeinschaft"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -300,6 +363,11 @@ fn bad_input_is_refused_with_exit_code_2() {
     );
     let err = refused(&["search", "--bundles", d, "-k", "0", "Miete"]);
     assert!(err.contains("-k must be between 1 and 50"), "{err}");
+    let err = refused(&["search", "--bundles", d, "--expansion-weight=-1", "Miete"]);
+    assert!(
+        err.contains("the expansion weight must be 0 (off) or more, not -1"),
+        "{err}"
+    );
     let err = refused(&["show", "GG", "Art. 999", "--bundles", d]);
     assert!(err.contains("GG has no section \"Art. 999\""), "{err}");
 

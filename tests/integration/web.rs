@@ -6,6 +6,7 @@
 use crate::util::{free_port, gg_bundles, serve_static_switchable, temp_dir, Proxy};
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
+use paragraf_core::expansion::ExpansionFile;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -328,11 +329,24 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
                 std::fs::write(folder.join(&file), bytes).unwrap();
             }
         }
+        for law in listed["laws"].as_array_mut().unwrap() {
+            let expansions = &mut law["expansions"];
+            let file = expansions["file"]
+                .as_str()
+                .expect("an expansion file")
+                .to_string();
+            let mut bytes = std::fs::read(bundles.join(&file)).unwrap();
+            if edit(expansions, &mut bytes) {
+                expansions["bytes"] = json!(bytes.len());
+                expansions["sha256"] = json!(paragraf_core::manifest::sha256_hex(&bytes));
+            }
+            std::fs::write(folder.join(&file), bytes).unwrap();
+        }
         std::fs::write(folder.join("manifest.json"), listed.to_string()).unwrap();
         folder
     };
     let flip_law_byte = |entry: &Value, bytes: &mut Vec<u8>| {
-        if entry.get("strategy").is_none() {
+        if entry.get("law").is_some() && entry.get("strategy").is_none() {
             let last = bytes.len() - 10;
             bytes[last] ^= 0x55;
         }
@@ -344,6 +358,13 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     let tampered = bundle_folder("tampered", &|entry, bytes| {
         flip_law_byte(entry, bytes);
         false
+    });
+    // - badexp/: the expansion table cut in half, the manifest listing those bytes.
+    let badexp = bundle_folder("badexp", &|entry, bytes| {
+        if entry["status"] == "built" {
+            bytes.truncate(bytes.len() / 2);
+        }
+        true
     });
     let subsection_file = manifest["bundles"]
         .as_array()
@@ -386,6 +407,7 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         ("/bad/".into(), bad.clone()),
         ("/tampered/".into(), tampered.clone()),
         ("/swapped/".into(), swapped.clone()),
+        ("/badexp/".into(), badexp.clone()),
         ("/rep/".into(), rep.clone()),
         ("/".into(), dist.clone()),
     ]);
@@ -481,6 +503,60 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         browser.script("return document.getElementById('q').value", json!([])),
         json!("Freiheit der Meinungsäußerung und der Presse")
     );
+
+    // 3b. Query expansion: a lay word the law lacks (`Kirche`) is also searched as the statute's words, which the
+    //     page shows; one click removes a word (the URL keeps that, a reload too), another takes it back.
+    browser.type_into("#q", "Kirche\u{E007}");
+    let added = browser.wait_text("#expansions", "the added words", |t| {
+        t.contains("auch gesucht")
+    });
+    for word in ["Religionsgemeinschaft", "Weltanschauung"] {
+        assert!(added.contains(word), "{word} missing in {added:?}");
+    }
+    assert!(
+        browser.count(".result") >= 1,
+        "the statute's words find articles"
+    );
+    let chip = |word: &str| format!("#expansions [data-word=\"{word}\"] button");
+    browser.click(&chip("Religionsgemeinschaft"));
+    browser.wait_text("#expansions", "one word removed", |t| {
+        t.contains("entfernt") && !t.contains("auch gesucht: „kirche“ → Religionsgemeinschaft")
+    });
+    browser.click(&chip("Weltanschauung"));
+    browser.wait_text(".empty", "no hits without the added words", |t| {
+        t.contains("Keine Treffer")
+    });
+    let removed_url = browser.current_url();
+    assert!(
+        removed_url.contains("q=Kirche")
+            && removed_url.contains("ohne=Religionsgemeinschaft,Weltanschauung"),
+        "{removed_url}"
+    );
+    browser.screenshot("3b-expansions-removed");
+    browser.goto("about:blank");
+    browser.goto(&removed_url);
+    let after_reload = browser.wait_text("#expansions", "the removed words after a reload", |t| {
+        t.contains("entfernt")
+    });
+    assert!(!after_reload.contains("auch gesucht"), "{after_reload:?}");
+    assert_eq!(browser.count(".result"), 0, "still searched without them");
+    browser.click(&chip("Weltanschauung"));
+    let restored = browser.wait_text("#expansions", "a word taken back", |t| {
+        t.contains("auch gesucht")
+    });
+    assert!(restored.contains("Weltanschauung"), "{restored:?}");
+    browser.wait_text(".results", "hits again", |t| !t.is_empty());
+    let url = browser.current_url();
+    assert!(
+        url.contains("ohne=Religionsgemeinschaft") && !url.contains("Weltanschauung"),
+        "{url}"
+    );
+    // A new question starts with every expansion again.
+    browser.type_into("#q", "Heirat\u{E007}");
+    browser.wait_text("#expansions", "the new question's expansions", |t| {
+        t.contains("heirat") && !t.contains("entfernt")
+    });
+    assert!(!browser.current_url().contains("ohne="));
 
     // 4. A citation jumps to the section; `/` focuses the search box.
     browser.script("document.activeElement.blur()", json!([]));
@@ -655,6 +731,22 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 
+    // 6d. A broken expansion table costs the expansion, not the search: the page says so and BM25 still runs.
+    browser.goto(&format!(
+        "{origin}/?data=badexp/&mode=bm25&q=Kirche+und+Staat"
+    ));
+    let problem = browser.wait_text("#expansion-problem", "the expansion-table notice", |t| {
+        t.contains("Gesucht wird ohne Synonyme")
+    });
+    assert!(problem.contains("Synonymtabelle GG.exp."), "{problem}");
+    assert!(problem.contains("truncated"), "{problem}");
+    browser.wait_text("#result-meta", "results without expansion", |t| {
+        t.contains("BM25")
+    });
+    assert_eq!(browser.count("#expansions"), 0, "nothing was expanded");
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
     // 7. The Strategies page draws the report's figures (report.json is looked up beside the manifest first).
     browser.goto(&format!("{origin}/?page=strategies&data=rep/&mode=bm25"));
     let page = browser.wait_text("main", "the report's charts", |t| t.contains("Recall@10"));
@@ -775,7 +867,7 @@ fn browser_cold_start_and_retrieval_per_strategy() {
         );
         last_search.set(n.as_str().unwrap().parse().unwrap());
     };
-    let fresh_retrieval_ms = |what: &str| -> f64 {
+    let fresh_ms_of = |what: &str, mode: &str| -> f64 {
         let started = Instant::now();
         loop {
             let v = browser.script(
@@ -788,7 +880,7 @@ fn browser_cold_start_and_retrieval_per_strategy() {
                 .filter(|v| v[0].as_str().unwrap().parse::<u64>().unwrap() > last_search.get());
             if let Some(v) = fresh {
                 let meta = v[2].as_str().unwrap_or_default();
-                assert!(meta.contains("hybrid"), "{what}: {meta}");
+                assert!(meta.contains(mode), "{what}: {meta}");
                 return v[1].as_str().unwrap().parse().unwrap();
             }
             if let Some(error) = browser.text("#error") {
@@ -803,12 +895,18 @@ fn browser_cold_start_and_retrieval_per_strategy() {
             std::thread::sleep(Duration::from_millis(20));
         }
     };
+    let fresh_retrieval_ms = |what: &str| fresh_ms_of(what, "hybrid");
 
-    let law = LawIndex::new(
+    // The law as the app loads it: with its query-expansion table.
+    let mut law = LawIndex::new(
         LawBundle::from_bytes(&std::fs::read(bundles.join(law_file)).unwrap())
             .unwrap()
             .law,
     );
+    if let Some(file) = manifest["laws"][0]["expansions"]["file"].as_str() {
+        let expansions = ExpansionFile::from_bytes(&std::fs::read(bundles.join(file)).unwrap());
+        law = law.with_expansions(expansions.unwrap().table);
+    }
     let vectors = crate::util::encoder()
         .embed(&LATENCY_QUERIES[..], TextKind::Query)
         .unwrap();
@@ -872,6 +970,55 @@ fn browser_cold_start_and_retrieval_per_strategy() {
             }
         }
     }
+    // What query expansion costs: BM25 (no vectors, so the expansion is most of the difference) with it on and
+    // switched off, in the browser and natively.
+    mark_stale();
+    browser.click("input[name=mode][value=bm25]");
+    fresh_ms_of("BM25 mode", "BM25");
+    let mut expansion_rows = Vec::new();
+    for expand in [true, false] {
+        let on = browser
+            .script(
+                "return document.getElementById('expand').checked",
+                json!([]),
+            )
+            .as_bool()
+            .unwrap();
+        if on != expand {
+            mark_stale();
+            browser.click("#expand");
+            fresh_ms_of("expansion switched", "BM25");
+        }
+        let mut browser_ms = Vec::new();
+        for q in LATENCY_QUERIES[1..].iter().cycle().take(12) {
+            mark_stale();
+            browser.type_into("#q", &format!("{q}\u{E007}"));
+            browser_ms.push(fresh_ms_of(&format!("BM25 expand={expand}: {q}"), "BM25"));
+        }
+        let options = SearchOptions {
+            mode: Mode::Bm25,
+            expansion_weight: if expand {
+                options.expansion_weight
+            } else {
+                0.0
+            },
+            ..options
+        };
+        let mut native_ms = Vec::new();
+        for _ in 0..5 {
+            for q in &LATENCY_QUERIES[1..] {
+                let t0 = Instant::now();
+                std::hint::black_box(search(&law, None, q, None, &options).unwrap());
+                native_ms.push(t0.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        let label = if expand {
+            "BM25, expansion on"
+        } else {
+            "BM25, expansion off"
+        };
+        expansion_rows.push((label.to_string(), median(browser_ms), median(native_ms)));
+    }
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 
@@ -884,12 +1031,14 @@ fn browser_cold_start_and_retrieval_per_strategy() {
         "manifest check (size + SHA-256, in wasm) of the law and `{first}` bundles: {verify_ms:.1} ms for {verify_bytes} bytes ({:.0} MB/s)",
         verify_bytes as f64 / 1e3 / verify_ms.max(0.1)
     );
-    eprintln!("hybrid retrieval, median of 3 x 4 questions (browser) / 5 x 4 (native):");
+    eprintln!(
+        "retrieval (hybrid unless named), median of 3 x 4 questions (browser) / 5 x 4 (native):"
+    );
     eprintln!(
         "{:<32} {:>12} {:>12} {:>8}",
         "strategy (unit search)", "browser ms", "native ms", "ratio"
     );
-    for (strategy, browser_ms, native_ms) in &table {
+    for (strategy, browser_ms, native_ms) in table.iter().chain(&expansion_rows) {
         eprintln!(
             "{strategy:<32} {browser_ms:>12.2} {native_ms:>12.3} {:>8.1}",
             browser_ms / native_ms

@@ -22,9 +22,13 @@ pub struct Ctx {
     pub input: RwSignal<String>,
     /// The submitted query.
     pub query: RwSignal<String>,
+    /// Expansion words the user removed from the submitted query (reset by a new query).
+    pub without: RwSignal<Vec<String>>,
     pub law: RwSignal<String>,
     pub strategy: RwSignal<String>,
     pub mode: RwSignal<Mode>,
+    /// Query expansion on or off.
+    pub expand: RwSignal<bool>,
     pub unit_search: RwSignal<UnitSearch>,
     pub page: RwSignal<Page>,
     pub data: RwSignal<Option<String>>,
@@ -70,7 +74,9 @@ impl Ctx {
         let law = RwSignal::new(start.law.clone());
         let strategy = RwSignal::new(start.strategy.clone());
         let query = RwSignal::new(start.q.clone());
+        let without = RwSignal::new(start.without.clone());
         let mode = RwSignal::new(start.mode);
+        let expand = RwSignal::new(start.expand);
         let unit_search = RwSignal::new(start.unit_search);
         let progress = RwSignal::new(None);
         let proxy_problem = RwSignal::new(None);
@@ -102,18 +108,25 @@ impl Ctx {
             }
         });
         let results = LocalResource::new(move || {
-            let (q, m, u, p) = (query.get(), mode.get(), unit_search.get(), proxy_url.get());
+            let request = load::SearchRequest {
+                query: query.get(),
+                without: without.get(),
+                expand: expand.get(),
+                mode: mode.get(),
+                unit_search: unit_search.get(),
+            };
+            let p = proxy_url.get();
             async move {
-                if q.is_empty() {
+                if request.query.is_empty() {
                     return None;
                 }
                 let run = async {
                     let (l, s) = (law_data.await?, strategy_data.await?);
-                    let info = match m {
+                    let info = match request.mode {
                         Mode::Bm25 => None,
                         _ => proxy.await,
                     };
-                    load::run_search(q, m, u, l, s, p, info, proxy_problem).await
+                    load::run_search(request, l, s, p, info, proxy_problem).await
                 };
                 Some(run.await)
             }
@@ -121,9 +134,11 @@ impl Ctx {
         Ctx {
             input: RwSignal::new(start.q.clone()),
             query,
+            without,
             law,
             strategy,
             mode,
+            expand,
             unit_search,
             page: RwSignal::new(start.page),
             data,
@@ -150,6 +165,7 @@ impl Ctx {
     pub fn url_state(&self) -> UrlState {
         UrlState {
             q: self.query.get(),
+            without: self.without.get(),
             law: {
                 // An empty law means the manifest's first: name it, so a shared link stays the same search.
                 let law = self.law.get();
@@ -165,6 +181,7 @@ impl Ctx {
             },
             strategy: self.strategy.get(),
             mode: self.mode.get(),
+            expand: self.expand.get(),
             unit_search: self.unit_search.get(),
             data: self.data.get(),
             proxy: self.proxy_from_url.get().then(|| self.proxy_url.get()),
@@ -177,6 +194,16 @@ impl Ctx {
         untrack(|| self.url_state())
     }
 
+    /// Leaves an expansion word out of the current search (`removed`), or takes it back (`!removed`).
+    pub fn set_removed(&self, word: &str, removed: bool) {
+        self.without.update(|w| {
+            w.retain(|x| x != word);
+            if removed {
+                w.push(word.to_string());
+            }
+        });
+    }
+
     /// Runs a search for the text in the box.
     pub fn submit(&self) {
         let text = self.input.get_untracked().trim().to_string();
@@ -184,6 +211,8 @@ impl Ctx {
         if text == self.query.get_untracked() {
             self.results.refetch();
         } else {
+            // Removed expansions belong to the question they were removed from.
+            self.without.set(Vec::new());
             self.query.set(text);
         }
     }

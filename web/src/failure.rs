@@ -6,6 +6,7 @@ use std::fmt;
 
 use paragraf_core::bundle::BundleError;
 use paragraf_core::engine::EngineError;
+use paragraf_core::expansion::ExpansionError;
 use paragraf_core::manifest::ManifestError;
 
 /// Which kind of bundle a failure concerns.
@@ -15,6 +16,8 @@ pub enum BundleKind {
     Law,
     /// A strategy bundle.
     Strategy,
+    /// A law's query-expansion table.
+    Expansions,
 }
 
 impl BundleKind {
@@ -23,6 +26,7 @@ impl BundleKind {
         match self {
             BundleKind::Law => "Gesetzesbündel",
             BundleKind::Strategy => "Strategie-Bündel",
+            BundleKind::Expansions => "Synonymtabelle",
         }
     }
 }
@@ -37,6 +41,8 @@ pub enum BundleProblem {
     Decode(BundleError),
     /// It does not fit the loaded law.
     Engine(EngineError),
+    /// An expansion table that does not decode or breaks its invariants.
+    Expansions(ExpansionError),
 }
 
 /// A failure shown to the user (never swallowed).
@@ -167,6 +173,7 @@ impl fmt::Display for Failure {
                     BundleProblem::Mismatch(e) => write!(f, "{e}"),
                     BundleProblem::Decode(e) => write!(f, "{e}"),
                     BundleProblem::Engine(e) => write!(f, "{e}"),
+                    BundleProblem::Expansions(e) => write!(f, "{e}"),
                 }
             }
             Failure::ProxyAnswer { url, detail } => {

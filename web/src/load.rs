@@ -11,6 +11,7 @@ use paragraf_core::engine::{
     self, LawIndex, Mode, SearchOptions, SearchOutcome, StrategyIndex, UnitSearch,
 };
 use paragraf_core::eval::report::Report;
+use paragraf_core::expansion::{ExpansionFile, ExpansionTable, ExpansionsEntry};
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 
 use crate::failure::{BundleKind, BundleProblem, Failure};
@@ -19,9 +20,13 @@ use crate::fetch;
 /// A loaded law.
 pub struct LoadedLaw {
     pub entry: LawEntry,
+    /// The law's index, with its query-expansion table when that loaded.
     pub index: LawIndex,
     /// Time to check the bytes against the manifest (size and SHA-256), ms.
     pub verify_ms: f64,
+    /// The expansion table: `None` when the manifest lists none, else its number of lay words or why it
+    /// could not be used (then the law is searched without expansion).
+    pub expansions: Option<Result<usize, Failure>>,
 }
 
 /// A loaded strategy bundle.
@@ -38,6 +43,8 @@ pub struct Outcome {
     pub strategy: Rc<LoadedStrategy>,
     /// What the engine found, and how: the page shows the mode and unit search that ran, as the engine says.
     pub search: SearchOutcome,
+    /// Expansion words the user removed for this search.
+    pub without: Vec<String>,
     /// Running number of finished searches, on the page as `data-search` (the DOM may be patched in place, so
     /// this is how a reader tells one result list from the next).
     pub number: u32,
@@ -96,11 +103,10 @@ fn decode_checked<B>(
     kind: BundleKind,
     file: &str,
     bytes: Vec<u8>,
-    decode: impl FnOnce(&[u8]) -> Result<B, paragraf_core::bundle::BundleError>,
+    decode: impl FnOnce(&[u8]) -> Result<B, BundleProblem>,
     check: impl FnOnce(&B) -> Result<(), paragraf_core::manifest::ManifestError>,
 ) -> Result<B, Failure> {
-    let bundle =
-        decode(&bytes).map_err(|e| bundle_failure(kind, file, BundleProblem::Decode(e)))?;
+    let bundle = decode(&bytes).map_err(|problem| bundle_failure(kind, file, problem))?;
     drop(bytes);
     check(&bundle).map_err(|e| bundle_failure(kind, file, BundleProblem::Mismatch(e)))?;
     Ok(bundle)
@@ -135,14 +141,63 @@ pub async fn law(
         progress,
     )
     .await?;
-    let bundle = decode_checked(kind, &entry.file, bytes, LawBundle::from_bytes, |b| {
-        entry.check_law(&entry.file, &b.law)
-    })?;
+    let bundle = decode_checked(
+        kind,
+        &entry.file,
+        bytes,
+        |b| LawBundle::from_bytes(b).map_err(BundleProblem::Decode),
+        |b| entry.check_law(&entry.file, &b.law),
+    )?;
+    let index = LawIndex::new(bundle.law);
+    // A broken table costs the expansion, not the law: the failure is shown and BM25 runs unexpanded.
+    let (index, expansions) = match entry.expansions.as_ref().filter(|e| e.file().is_some()) {
+        None => (index, None),
+        Some(listed) => match expansion_table(&data, &entry, listed, progress).await {
+            Ok(table) => {
+                let terms = table.len();
+                (index.with_expansions(table), Some(Ok(terms)))
+            }
+            Err(failure) => (index, Some(Err(failure))),
+        },
+    };
     Ok(Rc::new(LoadedLaw {
-        index: LawIndex::new(bundle.law),
+        index,
         entry,
         verify_ms,
+        expansions,
     }))
+}
+
+/// The law's query-expansion table (`<LAW>.exp.<hash>.pgb`), verified and checked to be the law's.
+async fn expansion_table(
+    data: &str,
+    entry: &LawEntry,
+    listed: &ExpansionsEntry,
+    progress: RwSignal<Progress>,
+) -> Result<ExpansionTable, Failure> {
+    let (kind, file) = (BundleKind::Expansions, listed.file().unwrap_or_default());
+    let expected = match listed {
+        ExpansionsEntry::Built { bytes, .. } => *bytes,
+        ExpansionsEntry::Skipped { .. } => 0,
+    };
+    let (bytes, _) = verified_bytes(
+        data,
+        kind,
+        file,
+        |b| listed.verify(b),
+        expected,
+        &format!("Synonymtabelle {}", entry.law),
+        progress,
+    )
+    .await?;
+    let decoded = decode_checked(
+        kind,
+        file,
+        bytes,
+        |b| ExpansionFile::from_bytes(b).map_err(BundleProblem::Expansions),
+        |f| entry.check_expansions(file, &f.law),
+    )?;
+    Ok(decoded.table)
 }
 
 /// The strategy bundle named `strategy` of the loaded law (or its `section` or first bundle).
@@ -170,9 +225,13 @@ pub async fn strategy(
         progress,
     )
     .await?;
-    let bundle = decode_checked(kind, &entry.file, bytes, StrategyBundle::from_bytes, |b| {
-        entry.check_bundle(&entry.file, b)
-    })?;
+    let bundle = decode_checked(
+        kind,
+        &entry.file,
+        bytes,
+        |b| StrategyBundle::from_bytes(b).map_err(BundleProblem::Decode),
+        |b| entry.check_bundle(&entry.file, b),
+    )?;
     let index = StrategyIndex::new(bundle, &law.index.law)
         .map_err(|e| bundle_failure(kind, &entry.file, BundleProblem::Engine(e)))?;
     Ok(Rc::new(LoadedStrategy {
@@ -268,19 +327,37 @@ async fn query_vector(
     Ok((vector, fetch::now_ms() - t0))
 }
 
-/// Runs one search. Without a usable query vector it falls back to BM25 and says why in `proxy_problem`;
-/// only a dense search with a proxy of another model is refused (BM25 results would pretend to be dense).
-#[allow(clippy::too_many_arguments)]
+/// What the user asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchRequest {
+    /// The submitted query.
+    pub query: String,
+    /// Expansion words removed for this query.
+    pub without: Vec<String>,
+    /// Query expansion on.
+    pub expand: bool,
+    pub mode: Mode,
+    pub unit_search: UnitSearch,
+}
+
+/// Runs one search, with query expansion (unless switched off) minus the words the user removed. Without a usable query
+/// vector it falls back to BM25 and says why in `proxy_problem`; only a dense search with a proxy of another
+/// model is refused (BM25 results would pretend to be dense).
 pub async fn run_search(
-    query: String,
-    mode: Mode,
-    unit_search: UnitSearch,
+    request: SearchRequest,
     law: Rc<LoadedLaw>,
     strategy: Rc<LoadedStrategy>,
     proxy_url: String,
     proxy: Option<Result<Health, Failure>>,
     proxy_problem: RwSignal<Option<Failure>>,
 ) -> Result<Rc<Outcome>, Failure> {
+    let SearchRequest {
+        query,
+        without,
+        expand,
+        mode,
+        unit_search,
+    } = request;
     let mut vector = None;
     let mut embed_ms = None;
     if let Some(proxy) = proxy.filter(|_| mode != Mode::Bm25) {
@@ -302,17 +379,24 @@ pub async fn run_search(
             }
         }
     }
+    let defaults = SearchOptions::default();
     let options = SearchOptions {
         mode,
         unit_search,
-        ..SearchOptions::default()
+        expansion_weight: if expand {
+            defaults.expansion_weight
+        } else {
+            0.0
+        },
+        ..defaults
     };
     let t0 = fetch::now_ms();
-    let search = engine::search(
+    let search = engine::search_expanded(
         &law.index,
         Some(&strategy.index),
         &query,
         vector.as_deref(),
+        &without,
         &options,
     )
     .map_err(Failure::Search)?;
@@ -323,6 +407,7 @@ pub async fn run_search(
         law,
         strategy,
         search,
+        without,
         retrieval_ms,
         embed_ms,
     }))

@@ -1,18 +1,23 @@
-//! The search state that lives in the URL (`?q=&law=&s=&mode=&u=`), so a search can be shared and reloaded.
+//! The search state that lives in the URL (`?q=&ohne=&law=&s=&mode=&syn=&u=`), so a search can be shared and
+//! reloaded.
 
 use paragraf_core::engine::{Mode, UnitSearch};
 
 /// What the address bar says.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UrlState {
     /// The query text.
     pub q: String,
+    /// Expansion words the user removed (`ohne=Sicherheit,Hinterlegung`), in the order removed.
+    pub without: Vec<String>,
     /// Law abbreviation (`GG`); empty: the first law of the manifest.
     pub law: String,
     /// Strategy name (`section`); empty: `section` or the first bundle of the law.
     pub strategy: String,
     /// Dense, BM25 or hybrid (hybrid when absent).
     pub mode: Mode,
+    /// Query expansion on (the default) or off (`syn=aus`).
+    pub expand: bool,
     /// Exact scan or HNSW.
     pub unit_search: UnitSearch,
     /// Another bundle folder (`?data=`), relative to the page or absolute.
@@ -33,6 +38,23 @@ pub enum Page {
     Strategies,
 }
 
+impl Default for UrlState {
+    fn default() -> Self {
+        UrlState {
+            q: String::new(),
+            without: Vec::new(),
+            law: String::new(),
+            strategy: String::new(),
+            mode: Mode::default(),
+            expand: true,
+            unit_search: UnitSearch::default(),
+            data: None,
+            proxy: None,
+            page: Page::default(),
+        }
+    }
+}
+
 impl UrlState {
     /// Parses a query string (with or without the leading `?`); unknown keys and bad values are ignored.
     pub fn parse(search: &str) -> UrlState {
@@ -46,9 +68,20 @@ impl UrlState {
             let value = decode(value);
             match decode(key).as_str() {
                 "q" => state.q = value,
+                "ohne" => {
+                    // Each word is encoded on its own, so a comma in the raw value separates words.
+                    state.without = pair
+                        .split_once('=')
+                        .map_or("", |(_, v)| v)
+                        .split(',')
+                        .map(decode)
+                        .filter(|w| !w.trim().is_empty())
+                        .collect()
+                }
                 "law" => state.law = value,
                 "s" => state.strategy = value,
                 "mode" => state.mode = value.parse().unwrap_or_default(),
+                "syn" => state.expand = value != "aus",
                 "u" => state.unit_search = value.parse().unwrap_or_default(),
                 "data" if !value.is_empty() => state.data = Some(value),
                 "proxy" if !value.is_empty() => state.proxy = Some(value),
@@ -68,6 +101,10 @@ impl UrlState {
         if !self.q.is_empty() {
             parts.push(format!("q={}", encode(&self.q)));
         }
+        if !self.without.is_empty() {
+            let words: Vec<String> = self.without.iter().map(|w| encode(w)).collect();
+            parts.push(format!("ohne={}", words.join(",")));
+        }
         if !self.law.is_empty() {
             parts.push(format!("law={}", encode(&self.law)));
         }
@@ -76,6 +113,9 @@ impl UrlState {
         }
         if self.mode != Mode::default() {
             parts.push(format!("mode={}", self.mode));
+        }
+        if !self.expand {
+            parts.push("syn=aus".to_string());
         }
         if self.unit_search != UnitSearch::default() {
             parts.push(format!("u={}", self.unit_search));
@@ -143,9 +183,11 @@ mod tests {
     fn round_trip_with_umlauts_and_paragraph_signs() {
         let state = UrlState {
             q: "§ 535 Miete & Kündigung – Frist?".into(),
+            without: vec!["Sicherheitsleistung".into(), "Groß, mutter".into()],
             law: "GG".into(),
             strategy: "subsection".into(),
             mode: Mode::Bm25,
+            expand: false,
             unit_search: UnitSearch::Hnsw,
             data: Some("https://example.org/b/".into()),
             proxy: Some("http://127.0.0.1:9/".into()),
@@ -156,7 +198,19 @@ mod tests {
             query.starts_with("?q=%C2%A7+535+Miete+%26+K%C3%BCndigung"),
             "{query}"
         );
+        assert!(
+            query.contains("&ohne=Sicherheitsleistung,Gro%C3%9F%2C+mutter&"),
+            "{query}"
+        );
         assert_eq!(UrlState::parse(&query), state);
+    }
+
+    #[test]
+    fn removed_expansions_round_trip_and_empty_words_are_dropped() {
+        let state = UrlState::parse("?q=Kaution&ohne=Sicherheit,,Hinterlegung,+");
+        assert_eq!(state.without, ["Sicherheit", "Hinterlegung"]);
+        assert_eq!(state.to_query(), "?q=Kaution&ohne=Sicherheit,Hinterlegung");
+        assert_eq!(UrlState::parse(&state.to_query()), state);
     }
 
     #[test]
@@ -165,6 +219,7 @@ mod tests {
         let state = UrlState::parse("?mode=quantum&u=x&zzz=1&q=%ZZa%2");
         assert_eq!(state.mode, Mode::Hybrid);
         assert_eq!(state.unit_search, UnitSearch::Exact);
+        assert!(state.expand, "expansion is on unless switched off");
         assert_eq!(state.q, "%ZZa%2");
         assert_eq!(UrlState::parse("page=strategies").page, Page::Strategies);
     }

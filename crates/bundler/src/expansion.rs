@@ -203,7 +203,8 @@ pub enum ReadExpansionsError {
     },
 }
 
-/// The expansion file `entry` lists in `dir`, verified ([`crate::manifest::read_listed`]) and decoded; `None`
+/// The expansion file `entry` lists in `dir`, verified ([`crate::manifest::read_listed`]), decoded and checked
+/// to be the law's; `None`
 /// when the build made none (the manifest says why).
 pub fn read_expansions(
     dir: &Path,
@@ -219,10 +220,13 @@ pub fn read_expansions(
         return Ok(None);
     };
     let data = crate::manifest::read_listed(dir, file, *bytes, sha256)?;
-    ExpansionFile::from_bytes(&data)
-        .map(Some)
-        .map_err(|source| ReadExpansionsError::Decode {
+    let decoded =
+        ExpansionFile::from_bytes(&data).map_err(|source| ReadExpansionsError::Decode {
             path: dir.join(file).display().to_string(),
             source,
-        })
+        })?;
+    entry
+        .check_expansions(file, &decoded.law)
+        .map_err(crate::manifest::ManifestError::Listed)?;
+    Ok(Some(decoded))
 }

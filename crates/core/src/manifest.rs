@@ -196,6 +196,19 @@ impl LawEntry {
         }
         Ok(())
     }
+
+    /// Checks that a decoded expansion file (`expansions_law`: the law it records) is this law's.
+    pub fn check_expansions(&self, file: &str, expansions_law: &str) -> Result<(), ManifestError> {
+        if expansions_law != self.law {
+            let label = |law: &str| format!("the expansion table of {law}");
+            return Err(ManifestError::Mislabeled {
+                file: file.to_string(),
+                found: label(expansions_law),
+                expected: label(&self.law),
+            });
+        }
+        Ok(())
+    }
 }
 
 impl BundleEntry {

@@ -7,6 +7,7 @@
 //!
 //! ```json
 //! {"schema":"paragraf.search/1","question":"…","mode":"hybrid","strategy":"section","model":"…","laws":["BGB"],
+//!  "expansions":[{"law":"BGB","from":"kaution","to":["Sicherheitsleistung","Hinterlegung"]}],
 //!  "hits":[{"rank":1,"law":"BGB","designation":"§ 535","title":"Inhalt und Hauptpflichten des Mietvertrags",
 //!           "breadcrumb":"Buch 2 > Abschnitt 8 > Titel 5 > Untertitel 1","score":0.0328,"cited":false,
 //!           "excerpt":{"text":"…","highlights":[[0,12]],"cut_start":false,"cut_end":true},
@@ -82,8 +83,36 @@ pub struct SearchResults {
     pub model: Option<String>,
     /// Laws searched.
     pub laws: Vec<String>,
+    /// What query expansion added to the BM25 query, per law (absent when nothing was added).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expansions: Vec<LawExpansion>,
     /// Best sections first.
     pub hits: Vec<SectionResult>,
+}
+
+/// Words query expansion added for one lay word of the question in one law.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LawExpansion {
+    /// Law abbreviation.
+    pub law: String,
+    /// The question's word (lowercased).
+    pub from: String,
+    /// The statute's words searched as well, best first.
+    pub to: Vec<String>,
+}
+
+impl LawExpansion {
+    /// The expansions one law's search added.
+    pub fn of(law: &str, expansions: &[crate::expansion::Expansion]) -> Vec<LawExpansion> {
+        expansions
+            .iter()
+            .map(|e| LawExpansion {
+                law: law.to_string(),
+                from: e.from.clone(),
+                to: e.to.iter().map(|t| t.word.clone()).collect(),
+            })
+            .collect()
+    }
 }
 
 /// One result section.

@@ -1,4 +1,4 @@
-//! The search box and the controls: law, strategy (all 21), mode, exact/HNSW, proxy address.
+//! The search box and the controls: law, strategy (all 21), mode, synonyms on/off, exact/HNSW, proxy address.
 
 use leptos::prelude::*;
 use paragraf_core::engine::{Mode, UnitSearch};
@@ -116,6 +116,11 @@ pub fn Controls() -> impl IntoView {
                     {mode_radio(Mode::Dense, "Dicht", "Nur Vektoren (Anfrage über den Einbettungsdienst)")}
                     {mode_radio(Mode::Bm25, "BM25", "Nur lexikalisch, ohne jedes Netz")}
                 </fieldset>
+                <label title="Alltagswörter auch in der Sprache des Gesetzes suchen (Kaution → Sicherheitsleistung)">
+                    <input id="expand" type="checkbox" prop:checked=move || ctx.expand.get()
+                        on:change=move |ev| ctx.expand.set(event_target_checked(&ev))/>
+                    " Synonyme"
+                </label>
                 <label>"Einheitensuche "
                     <select id="unit-search" name="u" on:change=move |ev| {
                         ctx.unit_search.set(event_target_value(&ev).parse().unwrap_or_default())

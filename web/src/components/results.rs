@@ -61,9 +61,62 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
     view! {
         <p class="meta" id="result-meta" data-retrieval-ms=retrieval data-mode=outcome.search.mode.name()
             data-search=outcome.number>{meta}</p>
+        <Expansions outcome=outcome.clone()/>
         {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter oder eine andere Strategie versuchen."</p> })}
         <ol class="results" aria-label="Ergebnisse">{items}</ol>
     }
+}
+
+/// What query expansion added ("auch gesucht"), per lay word, each word removable with one click; words
+/// removed for this question can be taken back. Nothing when nothing was added or removed.
+#[component]
+fn Expansions(outcome: Rc<Outcome>) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let chip = move |word: String, removed: bool| {
+        let (label, sign) = if removed {
+            (format!("{word} wieder mitsuchen"), "↺")
+        } else {
+            (format!("{word} nicht mitsuchen"), "×")
+        };
+        let (clicked, data) = (word.clone(), word.clone());
+        view! {
+            <span class="expansion" data-word=data>
+                {word}
+                <button type="button" aria-label=label.clone() title=label
+                    on:click=move |_| ctx.set_removed(&clicked, !removed)>{sign}</button>
+            </span>
+        }
+    };
+    let added = outcome
+        .search
+        .expansions
+        .iter()
+        .map(|e| {
+            let words = e
+                .to
+                .iter()
+                .map(|t| chip(t.word.clone(), false))
+                .collect_view();
+            view! { <span class="expanded" data-from=e.from.clone()>{format!("„{}“ → ", e.from)}{words}</span> }
+        })
+        .collect_view();
+    let removed = outcome
+        .without
+        .iter()
+        .map(|w| chip(w.clone(), true))
+        .collect_view();
+    let any_added = !outcome.search.expansions.is_empty();
+    let any_removed = !outcome.without.is_empty();
+    (any_added || any_removed).then(|| {
+        view! {
+            <p class="expansions" id="expansions">
+                {any_added.then(|| view! { <span class="label">"auch gesucht: "</span> })}
+                {added}
+                {any_removed.then(|| view! { <span class="label" id="removed">"entfernt: "</span> })}
+                {removed}
+            </p>
+        }
+    })
 }
 
 /// The official page of a section on gesetze-im-internet.de.

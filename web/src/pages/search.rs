@@ -18,9 +18,15 @@ pub fn SearchPage() -> impl IntoView {
         Suspend::new(async move {
             ctx.manifest.await?;
             // Plain values only across awaits: `Suspend` wants a `Send` future, and the bundles are `Rc`.
-            let (law, sections, law_bytes, law_ms) = ctx.law_data.await.map(|l| {
+            let (law, sections, law_bytes, law_ms, expansions) = ctx.law_data.await.map(|l| {
                 let sections = l.index.law.active_sections().count();
-                (l.entry.law.clone(), sections, l.entry.bytes, l.verify_ms)
+                (
+                    l.entry.law.clone(),
+                    sections,
+                    l.entry.bytes,
+                    l.verify_ms,
+                    l.expansions.clone(),
+                )
             })?;
             let (strategy, strategy_bytes, strategy_ms) = ctx.strategy_data.await.map(|s| {
                 let text = format!(
@@ -31,12 +37,26 @@ pub fn SearchPage() -> impl IntoView {
                 );
                 (text, s.entry.bytes, s.verify_ms)
             })?;
-            let ready = format!("Bereit: {law} ({sections} Paragrafen/Artikel), {strategy}");
+            let synonyms = match &expansions {
+                Some(Ok(words)) => format!(", Synonymtabelle mit {words} Alltagswörtern"),
+                _ => String::new(),
+            };
+            let ready =
+                format!("Bereit: {law} ({sections} Paragrafen/Artikel), {strategy}{synonyms}");
+            // A table that did not load is said once; search runs without expansion.
+            let expansion_problem = expansions.and_then(Result::err).map(|failure| {
+                view! {
+                    <p class="notice" role="status" id="expansion-problem">
+                        {format!("{failure}. Gesucht wird ohne Synonyme.")}
+                    </p>
+                }
+            });
             // What checking both files against the manifest cost (read by the end-to-end test).
             let verify_ms = format!("{:.1}", law_ms + strategy_ms);
             let verify_bytes = law_bytes + strategy_bytes;
             Ok::<_, Failure>(view! {
                 <p class="loaded" id="loaded" data-verify-ms=verify_ms data-verify-bytes=verify_bytes>{ready}</p>
+                {expansion_problem}
             })
         })
     };

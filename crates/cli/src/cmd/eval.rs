@@ -18,6 +18,7 @@ use paragraf_core::eval::gold::Gold;
 use paragraf_core::eval::harness::{evaluate, significance, Evaluation, Queries, Settings};
 use paragraf_core::eval::report::{Report, Row};
 use paragraf_core::eval::Question;
+use paragraf_core::expansion::{expand, expanded_text, mix_vectors};
 use paragraf_core::question::clean_question;
 use paragraf_core::search::aggregate::Aggregation;
 use paragraf_core::strategy::parse_strategy_list;
@@ -72,9 +73,11 @@ pub struct EvalArgs {
     /// How many times a section's heading counts in its BM25 document (at least 1).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     title_weight: u32,
-    /// BM25 weight of the words query expansion adds (the law's expansion file, listed in the manifest; 0: off).
-    /// Several comma-separated weights: each BM25 and hybrid run chooses one by k-fold cross-validation on the
-    /// questions (--folds) and is reported held out against no expansion (`expansion-cv.md`).
+    /// BM25 weight of the words query expansion adds (the law's expansion file, listed in the manifest; 0: off,
+    /// the strategies as the paper measures them; the app searches with `engine::DEFAULT_EXPANSION_WEIGHT`).
+    /// Several comma-separated weights: each BM25, dense and hybrid run chooses one by k-fold cross-validation on
+    /// the questions (--folds) and is reported held out against no expansion (`expansion-cv.md`); in dense runs
+    /// the weight mixes in the vector of the question with its added words.
     #[arg(long, value_delimiter = ',', default_value = "0")]
     expansion_weight: Vec<f32>,
     /// Folds of the --expansion-weight cross-validation.
@@ -245,21 +248,42 @@ pub fn run(args: EvalArgs) -> Result<()> {
         if modes.contains(&Mode::Bm25) {
             runs.push((None, "sections", Mode::Bm25));
         }
-        if modes.contains(&Mode::Hybrid) {
-            runs.extend(
-                strategies
+        for mode in [Mode::Dense, Mode::Hybrid] {
+            if modes.contains(&mode) {
+                runs.extend(
+                    strategies
+                        .iter()
+                        .map(|(name, index)| (Some(index), name.as_str(), mode)),
+                );
+            }
+        }
+        // Dense expansion embeds the expanded question as a second vector (`expansion::expanded_text`) and
+        // mixes it in with the weight (`expansion::mix_vectors`).
+        let expanded_vectors = match (modes.contains(&Mode::Dense), law_index.expansions()) {
+            (true, Some(table)) => {
+                let expanded: Vec<String> = texts
                     .iter()
-                    .map(|(name, index)| (Some(index), name.as_str(), Mode::Hybrid)),
-            );
-        }
-        if runs.is_empty() {
-            refuse!("--expansion-weight cross-validation runs BM25 and hybrid (dense does not expand): pass --modes bm25 and/or hybrid");
-        }
+                    .map(|t| expanded_text(t, &expand(t, table, &[])))
+                    .collect();
+                let model = entries.first().map(|e| e.model.as_str());
+                Some(embed_questions(&expanded, &args, model)?.0)
+            }
+            _ => None,
+        };
         let settings = Settings {
             runs: 1,
             ..settings
         };
-        let text = expansion_cv(&law_index, &runs, queries, &base, &args, &settings, &now_ms)?;
+        let text = expansion_cv(
+            &law_index,
+            &runs,
+            queries,
+            expanded_vectors.as_deref(),
+            &base,
+            &args,
+            &settings,
+            &now_ms,
+        )?;
         let out = args
             .out
             .clone()
@@ -349,11 +373,14 @@ pub fn run(args: EvalArgs) -> Result<()> {
 
 /// `--expansion-weight` with several weights: per run, Recall@10 under each weight, the weight chosen by k-fold
 /// cross-validation, and the held-out result against no expansion (bootstrap CI, paired permutation test,
-/// Holm-corrected over the runs), as Markdown.
+/// Holm-corrected over the runs), as Markdown. BM25 and hybrid weigh the added words in BM25; dense mixes in
+/// the expanded question's vector (`expanded`) with the weight.
+#[allow(clippy::too_many_arguments)]
 fn expansion_cv(
     law: &LawIndex,
     runs: &[(Option<&StrategyIndex>, &str, Mode)],
     queries: Queries,
+    expanded: Option<&[Vec<f32>]>,
     base: &SearchOptions,
     args: &EvalArgs,
     settings: &Settings,
@@ -366,9 +393,24 @@ fn expansion_cv(
     let mut rows = Vec::new();
     for &(strategy, name, mode) in runs {
         let recall = |w: f32| -> Result<Vec<f64>> {
+            let (bm25_weight, mixed) = match (mode, queries.vectors, expanded) {
+                (Mode::Dense, Some(own), Some(expanded)) => {
+                    let mixed: Vec<Vec<f32>> = own
+                        .iter()
+                        .zip(expanded)
+                        .map(|(a, b)| mix_vectors(a, b, w))
+                        .collect();
+                    (0.0, Some(mixed))
+                }
+                _ => (w, None),
+            };
+            let queries = Queries {
+                vectors: mixed.as_deref().or(queries.vectors),
+                ..queries
+            };
             let options = SearchOptions {
                 mode,
-                expansion_weight: w,
+                expansion_weight: bm25_weight,
                 ..*base
             };
             Ok(
@@ -443,6 +485,37 @@ fn expansion_cv(
             chosen.join(", "),
             held.join(", ")
         )?;
+    }
+    // Which questions changed, and what was added to them: to read them, not to tune on them.
+    writeln!(md, "\nQuestions whose held-out Recall@10 changed (question number in the file, words added, gold sections):\n")?;
+    for (name, mode, _, baseline, cv, _) in &rows {
+        for (i, (with, without)) in cv.per_question.iter().zip(baseline).enumerate() {
+            if with == without {
+                continue;
+            }
+            let added = law
+                .expansions()
+                .map(|table| expand(&queries.texts[i], table, &[]))
+                .unwrap_or_default()
+                .iter()
+                .map(|e| {
+                    let to: Vec<&str> = e.to.iter().map(|t| t.word.as_str()).collect();
+                    format!("{} → {}", e.from, to.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            let gold: Vec<&str> = queries.gold[i]
+                .iter()
+                .map(|&s| law.law.sections[s as usize].designation.as_str())
+                .collect();
+            writeln!(
+                md,
+                "- {name} {mode}, question {}: {} (R@10 {with:.2} vs {without:.2} without); added: {added}; gold: {}",
+                i + 1,
+                if with > without { "helped" } else { "hurt" },
+                gold.join(", ")
+            )?;
+        }
     }
     Ok(md)
 }

@@ -1,6 +1,6 @@
 //! The bundles of one folder, loaded lazily and once, plus the query encoder: what `paragraf search`, `show` and
-//! `mcp` share. The search itself is the browser's: [`paragraf_core::engine::search`] with the default
-//! [`SearchOptions`], one law at a time.
+//! `mcp` share. The search itself is the browser's: [`paragraf_core::engine::search_expanded`] with the default
+//! [`SearchOptions`] (query expansion included), one law at a time.
 //!
 //! Everything is loaded on first use and kept (the MCP server answers many calls from one process); each load is
 //! reported on stderr with its time, so the start-up cost is visible. The encoder is the local e5 model unless a
@@ -17,7 +17,7 @@ use paragraf_core::api;
 use paragraf_core::bundle::StrategyBundle;
 use paragraf_core::engine::{self, LawIndex, Mode, SearchOptions, StrategyIndex};
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
-use paragraf_core::results::{self, LawSummary, SearchResults, SectionText};
+use paragraf_core::results::{self, LawExpansion, LawSummary, SearchResults, SectionText};
 use paragraf_embed::e5::E5Encoder;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 
@@ -49,6 +49,34 @@ pub(crate) use refuse;
 /// Whether `error` (or what it wraps) is a [`Refusal`].
 pub fn is_refusal(error: &anyhow::Error) -> bool {
     error.chain().any(|e| e.is::<Refusal>())
+}
+
+/// Query expansion for one search: the weight of the added words and the words the user removed.
+#[derive(Clone, Debug)]
+pub struct ExpansionChoice {
+    /// [`SearchOptions::expansion_weight`] (0: off).
+    pub weight: f32,
+    /// Added words not to search (as shown, `Sicherheitsleistung`).
+    pub removed: Vec<String>,
+}
+
+impl ExpansionChoice {
+    /// A checked choice: the weight is finite and not negative.
+    pub fn new(weight: f32, removed: Vec<String>) -> Result<Self> {
+        if !(weight.is_finite() && weight >= 0.0) {
+            refuse!("the expansion weight must be 0 (off) or more, not {weight}");
+        }
+        Ok(ExpansionChoice { weight, removed })
+    }
+}
+
+impl Default for ExpansionChoice {
+    fn default() -> Self {
+        ExpansionChoice {
+            weight: engine::DEFAULT_EXPANSION_WEIGHT,
+            removed: Vec::new(),
+        }
+    }
 }
 
 /// How query vectors are made.
@@ -289,8 +317,17 @@ impl Library {
         }
         let decoded = self.read_law(&entry.law)?;
         let t0 = Instant::now();
-        let index = LawIndex::new(decoded);
+        let mut index = LawIndex::new(decoded);
         eprintln!("indexed {} for BM25 in {:.0} ms", entry.law, ms(t0));
+        // A broken expansion file costs the expansion, not the search (as in the app).
+        match paragraf_bundler::expansion::read_expansions(&self.dir, &entry) {
+            Ok(Some(file)) => index = index.with_expansions(file.table),
+            Ok(None) => {}
+            Err(e) => eprintln!(
+                "warning: {e}; searching {} without query expansion",
+                entry.law
+            ),
+        }
         let loaded = Arc::new(LoadedLaw { entry, index });
         laws.insert(loaded.entry.law.clone(), loaded.clone());
         Ok(loaded)
@@ -397,6 +434,7 @@ impl Library {
         strategy: &str,
         mode: Mode,
         k: usize,
+        expansion: &ExpansionChoice,
     ) -> Result<SearchResults> {
         let question = results::check_question(question).map_err(|e| Refusal(e.to_string()))?;
         if !(1..=MAX_K).contains(&k) {
@@ -418,22 +456,26 @@ impl Library {
         let options = SearchOptions {
             mode,
             section_k: k,
+            expansion_weight: expansion.weight,
             ..SearchOptions::default()
         };
         let mut merged = Vec::new();
+        let mut expansions = Vec::new();
         let mut ran = mode;
         for law in &laws {
             let loaded = self.law(law)?;
             let index = self.strategy(&loaded, strategy)?;
-            let hits = engine::search(
+            let hits = engine::search_expanded(
                 &loaded.index,
                 Some(&index),
                 question,
                 vector.as_deref(),
+                &expansion.removed,
                 &options,
             )
             .map_err(|e| Refusal(e.to_string()))?;
             ran = hits.mode;
+            expansions.extend(LawExpansion::of(law, &hits.expansions));
             merged.extend(
                 hits.hits
                     .into_iter()
@@ -462,6 +504,7 @@ impl Library {
             strategy: strategy.to_string(),
             model: vector.is_some().then_some(model),
             laws,
+            expansions,
             hits,
         })
     }

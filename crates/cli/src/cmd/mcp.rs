@@ -19,7 +19,7 @@ use rmcp::model::{CallToolResult, Implementation, JsonObject, ServerCapabilities
 use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
 use serde::Deserialize;
 
-use super::library::{self, Library};
+use super::library::{self, ExpansionChoice, Library};
 use super::search::Source;
 
 #[derive(Args)]
@@ -167,7 +167,16 @@ liefert diese Vorschrift zuerst. Treffer mit get_section vollständig lesen.",
             ModeParam::Bm25 => paragraf_core::engine::Mode::Bm25,
         };
         let results = self
-            .blocking(move |lib| lib.search(&p.question, &p.laws, &strategy, mode, p.k))
+            .blocking(move |lib| {
+                lib.search(
+                    &p.question,
+                    &p.laws,
+                    &strategy,
+                    mode,
+                    p.k,
+                    &ExpansionChoice::default(),
+                )
+            })
             .await?;
         structured(&results)
     }

@@ -12,7 +12,7 @@ use clap::Args;
 use paragraf_core::engine::Mode;
 use paragraf_core::results::{Excerpt, SearchResults};
 
-use super::library::{self, refuse, Encoder, Library};
+use super::library::{self, refuse, Encoder, ExpansionChoice, Library};
 
 /// Where the bundles are and how questions are embedded: shared by `search`, `show` and `mcp`.
 #[derive(Args, Clone)]
@@ -58,6 +58,13 @@ pub struct SearchArgs {
     /// Sections to return.
     #[arg(short, long, default_value_t = 10)]
     k: usize,
+    /// BM25 weight of the statute words query expansion adds for lay words (`Kaution` → `Sicherheitsleistung`),
+    /// relative to the question's own words; 0 turns expansion off.
+    #[arg(long, value_name = "W", default_value_t = paragraf_core::engine::DEFAULT_EXPANSION_WEIGHT)]
+    expansion_weight: f32,
+    /// Added words not to search (repeat or separate by commas), as printed under "also searched".
+    #[arg(long, value_name = "WORD", value_delimiter = ',')]
+    without: Vec<String>,
     /// Print the results as JSON (schema `paragraf.search/1`).
     #[arg(long)]
     json: bool,
@@ -83,6 +90,7 @@ pub fn run(args: SearchArgs) -> Result<()> {
             args.k
         );
     }
+    let expansion = ExpansionChoice::new(args.expansion_weight, args.without.clone())?;
     let lib = args.source.open()?;
     let mode = args.mode;
     let (laws, _) = lib.plan(&args.law, &args.strategy)?;
@@ -97,7 +105,7 @@ pub fn run(args: SearchArgs) -> Result<()> {
         }
         Ok(())
     })?;
-    let results = lib.search(&question, &laws, &args.strategy, mode, args.k)?;
+    let results = lib.search(&question, &laws, &args.strategy, mode, args.k, &expansion)?;
     print(&results, args.json, render)?;
     eprintln!(
         "{} hits ({}) in {:.0} ms from start",
@@ -170,6 +178,18 @@ pub fn excerpt_text(excerpt: &Excerpt, bold: bool) -> String {
 pub fn render(results: &SearchResults, terminal: bool) -> String {
     use std::fmt::Write;
     let mut out = String::new();
+    for e in &results.expansions {
+        let _ = writeln!(
+            out,
+            "also searched ({} for \"{}\"): {}  [--without WORD removes one]",
+            e.law,
+            e.from,
+            e.to.join(", ")
+        );
+    }
+    if !results.expansions.is_empty() {
+        out.push('\n');
+    }
     if results.hits.is_empty() {
         out.push_str("No hits. Try other words or another strategy.\n");
     }

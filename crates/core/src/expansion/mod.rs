@@ -9,7 +9,8 @@
 //!   adds other senses (`alt` → `Vorgesetzter` via `(der) Alte (ugs.)`).
 //! - **Targets** are synonyms whose analysed form (the BM25 analyzer, so inflections, umlaut folding and compound
 //!   parts count: `Sicherheit` matches `Mietsicherheit`) occurs in the law, in at most
-//!   [`TableParams::max_df_fraction`] of its sections: a very common word (`Recht`) carries no meaning to add.
+//!   [`TableParams::max_df_fraction`] of its sections (and always when in one section, however small the law):
+//!   a very common word (`Recht`) carries no meaning to add.
 //!   Their weight is their specificity, the law's BM25 idf scaled to (0, 1] (a word in one section weighs 1),
 //!   divided by the number of synonym sets (senses) the lay word occurs in: `Kaution` has one sense, `kaputt`
 //!   five, so each of `kaputt`'s readings is trusted a fifth.
@@ -261,7 +262,8 @@ impl ExpansionTable {
     ) -> Self {
         let analyzer = Analyzer::new(index.analyzer());
         let n = index.len();
-        let max_df = (params.max_df_fraction * n as f32).floor() as u32;
+        // A word in one section is as specific as a word can be, however small the law.
+        let max_df = ((params.max_df_fraction * n as f32).floor() as u32).max(1);
         let heading_terms: HashSet<String> =
             headings.iter().flat_map(|h| index.query_terms(h)).collect();
         let stem = |t: &Term| -> Option<String> {
@@ -463,10 +465,59 @@ pub fn weighted_terms(
     terms
 }
 
+/// The text embedded for the second query vector of dense expansion (`paragraf eval`, measured in the README):
+/// the added words first, so a question cut at the encoder's length limit keeps them; the query alone when
+/// nothing was added.
+pub fn expanded_text(query: &str, expansions: &[Expansion]) -> String {
+    let words: Vec<&str> = expansions
+        .iter()
+        .flat_map(|e| e.to.iter().map(|t| t.word.as_str()))
+        .collect();
+    if words.is_empty() {
+        query.to_string()
+    } else {
+        format!("{}. {query}", words.join(" "))
+    }
+}
+
+/// Fuses the query's vector with the expanded text's: `own + weight · expanded`, unit length (0: `own`).
+pub fn mix_vectors(own: &[f32], expanded: &[f32], weight: f32) -> Vec<f32> {
+    let mut mixed: Vec<f32> = own
+        .iter()
+        .zip(expanded)
+        .map(|(a, b)| a + weight * b)
+        .collect();
+    let norm = mixed.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        mixed.iter_mut().for_each(|x| *x /= norm);
+    }
+    mixed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::search::bm25::Bm25Params;
+
+    #[test]
+    fn expanded_text_puts_the_added_words_first_and_mixing_keeps_unit_length() {
+        let expansions = vec![Expansion {
+            from: "kaution".into(),
+            to: vec![Target {
+                term: "sicherheitsleist".into(),
+                word: "Sicherheitsleistung".into(),
+                weight: 0.5,
+            }],
+        }];
+        assert_eq!(
+            expanded_text("Kaution zurück?", &expansions),
+            "Sicherheitsleistung. Kaution zurück?"
+        );
+        assert_eq!(expanded_text("Miete", &[]), "Miete");
+        assert_eq!(mix_vectors(&[0.6, 0.8], &[1.0, 0.0], 0.0), vec![0.6, 0.8]);
+        let mixed = mix_vectors(&[1.0, 0.0], &[0.0, 1.0], 1.0);
+        assert!((mixed[0] - mixed[1]).abs() < 1e-6 && (mixed[0] - 0.70710677).abs() < 1e-6);
+    }
 
     const DOCS: [&str; 5] = [
         "§ 551 Begrenzung und Anlage von Mietsicherheiten. Hat der Mieter dem Vermieter für die Erfüllung seiner Pflichten Sicherheit zu leisten, so darf diese höchstens das Dreifache der Miete betragen.",
