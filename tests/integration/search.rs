@@ -465,9 +465,23 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
         "--model",
         model.to_str().unwrap(),
     ]);
-    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("not found; get it with `paragraf model fetch`"),
+        err.contains("neither a model name (e5, embeddinggemma") && err.contains("no-model.e5"),
+        "{err}"
+    );
+    // Another model than the bundles': refused, naming both.
+    let (code, err) = failure(&[
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "--model",
+        "embeddinggemma@256",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("the bundles were built with intfloat/multilingual-e5-small@q4 but --model names google/embeddinggemma-300m@256"),
         "{err}"
     );
     let (code, err) = failure(&[

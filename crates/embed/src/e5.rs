@@ -356,6 +356,10 @@ impl EmbeddingBackend for E5Encoder {
         self.hidden
     }
 
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        Some(self.tokenizer.encode(text).len())
+    }
+
     /// Truncated long texts give other vectors than window averages, so they are cached apart.
     fn cache_id(&self) -> String {
         match self.policy {

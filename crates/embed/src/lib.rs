@@ -9,11 +9,13 @@
 //! - [`tokenizer`]: the XLM-R SentencePiece unigram tokenizer stored in that container.
 //! - [`e5`]: our own encoder (BERT forward pass, mean pooling, L2 normalisation) implementing the trait.
 //! - [`gemma`]: our own EmbeddingGemma-300m encoder (Gemma 3, BPE tokenizer, Matryoshka dims) and its fetch.
+//! - [`choice`]: which of the two encoders, by name, path or a bundle's model id.
 //! - [`model`]: where the model file lives and how `paragraf model fetch` gets it.
 //! - [`http`]: an OpenAI-compatible `/v1/embeddings` endpoint as a second backend.
 //! - [`cache`]: content-addressed on-disk vectors, so rebuilds embed only new texts.
 
 pub mod cache;
+pub mod choice;
 pub mod container;
 pub mod e5;
 pub mod gemma;
@@ -58,6 +60,10 @@ pub trait EmbeddingBackend: Send + Sync {
     fn cache_id(&self) -> String {
         self.model_id().to_string()
     }
+    /// Tokens the model reads for `text` (prompt and specials left out), when the backend can tell.
+    fn count_tokens(&self, _text: &str) -> Option<usize> {
+        None
+    }
 }
 
 impl<T: EmbeddingBackend + ?Sized> EmbeddingBackend for &T {
@@ -73,6 +79,9 @@ impl<T: EmbeddingBackend + ?Sized> EmbeddingBackend for &T {
     fn cache_id(&self) -> String {
         (**self).cache_id()
     }
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        (**self).count_tokens(text)
+    }
 }
 
 /// Errors of every embedding backend. Messages name the file or endpoint involved and say how to fix it.
@@ -84,6 +93,9 @@ pub enum EmbedError {
     /// A file of the EmbeddingGemma release is missing.
     #[error("{} not found; get EmbeddingGemma-300m with `paragraf model fetch embeddinggemma` (1.15 GB download, Gemma Terms of Use)", path.display())]
     GemmaMissing { path: PathBuf },
+    /// A `--model` value that names no model and no existing file or folder.
+    #[error("--model {value}: neither a model name ({}) nor an existing e5 model file or EmbeddingGemma folder", crate::choice::NAMES)]
+    UnknownModel { value: String },
     /// A Matryoshka size the model was not trained for.
     #[error("EmbeddingGemma-300m gives 768, 512, 256 or 128 dimensions, not {dims}")]
     UnsupportedDims { dims: usize },

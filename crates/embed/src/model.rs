@@ -61,7 +61,11 @@ pub fn default_model_dir() -> PathBuf {
 pub fn resolve_model_path(explicit: Option<&Path>) -> Result<PathBuf, EmbedError> {
     let path = match explicit {
         Some(p) => p.to_path_buf(),
-        None => match std::env::var_os(MODEL_ENV).filter(|v| !v.is_empty()) {
+        // $PARAGRAF_MODEL may also name a model (`embeddinggemma`, for `scripts/main.sh`): that is no e5 file.
+        None => match std::env::var(MODEL_ENV)
+            .ok()
+            .filter(|v| !v.is_empty() && !crate::choice::ModelChoice::is_name(v))
+        {
             Some(p) => PathBuf::from(p),
             None => default_model_dir().join(MODEL_FILE),
         },

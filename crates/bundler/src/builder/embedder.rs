@@ -7,6 +7,7 @@
 
 use super::BuildError;
 use paragraf_embed::cache::EmbeddingCache;
+use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::tokenizer::Tokenizer;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use std::collections::HashMap;
@@ -14,7 +15,10 @@ use std::time::Instant;
 
 /// Deduplicating, cached access to the embedding backend, with progress and token accounting.
 pub struct Embedder<'a> {
+    /// Computes (and the cache keeps) full-width vectors.
     backend: &'a dyn EmbeddingBackend,
+    /// What the bundles record: the model id, and the width vectors are cut to.
+    output: ModelChoice,
     pub(super) tokenizer: &'a Tokenizer,
     memo: HashMap<String, Vec<f32>>,
     cache: Option<EmbeddingCache>,
@@ -26,15 +30,19 @@ pub struct Embedder<'a> {
 }
 
 impl<'a> Embedder<'a> {
-    /// Wraps a backend; `cache` (opened for the backend's `cache_id`) persists vectors across runs.
+    /// Wraps a backend computing full-width vectors of `output`'s model (see [`ModelChoice::load_full`]);
+    /// `cache` (opened for the backend's `cache_id`) persists them across runs. `tokenizer` cuts fixed windows
+    /// and counts tokens when the backend cannot.
     pub fn new(
         backend: &'a dyn EmbeddingBackend,
+        output: ModelChoice,
         tokenizer: &'a Tokenizer,
         cache: Option<EmbeddingCache>,
         progress: &'a indicatif::MultiProgress,
     ) -> Self {
         Embedder {
             backend,
+            output,
             tokenizer,
             memo: HashMap::new(),
             cache,
@@ -54,14 +62,16 @@ impl<'a> Embedder<'a> {
         }
     }
 
-    /// The model id.
-    pub fn model_id(&self) -> &str {
-        self.backend.model_id()
+    /// The model id bundles record.
+    pub fn model_id(&self) -> String {
+        self.output.model_id()
     }
 
-    /// Token count of a text (without prefix and specials).
+    /// Token count of a text for the model (without prefix and specials).
     pub fn tokens(&self, text: &str) -> usize {
-        self.tokenizer.encode(text).len()
+        self.backend
+            .count_tokens(text)
+            .unwrap_or_else(|| self.tokenizer.encode(text).len())
     }
 
     /// Passage vectors for `texts`, in order.
@@ -133,6 +143,6 @@ impl<'a> Embedder<'a> {
             self.seconds_embedding += started.elapsed().as_secs_f64();
             bar.finish_and_clear();
         }
-        Ok(texts.iter().map(|t| self.memo[*t].clone()).collect())
+        Ok(texts.iter().map(|t| self.output.narrow(&self.memo[*t])).collect())
     }
 }

@@ -7,9 +7,9 @@ use paragraf_bundler::builder::{build, BuildOptions, Embedder, Precision};
 use paragraf_bundler::generate::{Generator, LlmClient, LlmConfig};
 use paragraf_core::strategy::parse_strategy_list;
 use paragraf_embed::cache::EmbeddingCache;
-use paragraf_embed::e5::E5Encoder;
+use paragraf_embed::choice::ModelChoice;
+use paragraf_embed::e5::{E5Encoder, LongTextPolicy};
 use paragraf_embed::model::resolve_model_path;
-use paragraf_embed::EmbeddingBackend;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -25,9 +25,11 @@ pub struct BuildArgs {
     out: PathBuf,
     #[command(flatten)]
     corpus: CorpusDir,
-    /// The e5 model file (default: PARAGRAF_MODEL or the cache; `paragraf model fetch` gets it).
-    #[arg(long)]
-    model: Option<PathBuf>,
+    /// The embedding model: `e5` (multilingual-e5-small, the default), `embeddinggemma` (768 dims) or
+    /// `embeddinggemma@256` (also @512, @128; `paragraf model fetch embeddinggemma` gets it), or the path of an
+    /// e5 model file or an EmbeddingGemma folder. Fixed-size windows are counted in e5 tokens for every model.
+    #[arg(long, env = "PARAGRAF_MODEL", value_parser = ModelChoice::parse, default_value = "e5")]
+    model: ModelChoice,
     /// Vector precision of the bundles.
     #[arg(long, value_enum, default_value_t = PrecisionArg::Int8)]
     precision: PrecisionArg,
@@ -84,8 +86,13 @@ pub fn run(args: BuildArgs) -> Result<()> {
         eprintln!("removed {name}: a temporary file of an earlier build that was killed");
     }
     let law = load_law(&args.law, &args.corpus.corpus_dir)?;
-    let model_path = resolve_model_path(args.model.as_deref())?;
-    let encoder = E5Encoder::load(&model_path)?;
+    let encoder = args.model.load_full(LongTextPolicy::default())?;
+    // The e5 tokenizer cuts fixed windows for every model, so a strategy's units do not depend on the model.
+    let e5 = match &args.model {
+        ModelChoice::E5 { file } => E5Encoder::load(&resolve_model_path(file.as_deref())?)?,
+        ModelChoice::Gemma { .. } => E5Encoder::load(&resolve_model_path(None)?)?,
+    };
+    eprintln!("embedding with {}", args.model);
     let mut generator = match &args.llm_url {
         None => Generator::Builtin,
         Some(url) => Generator::Llm(Box::new(LlmClient::new(LlmConfig {
@@ -126,7 +133,13 @@ pub fn run(args: BuildArgs) -> Result<()> {
             encoder.dim(),
         )?)
     };
-    let mut embedder = Embedder::new(&encoder, encoder.tokenizer(), cache, &progress);
+    let mut embedder = Embedder::new(
+        encoder.as_ref(),
+        args.model.clone(),
+        e5.tokenizer(),
+        cache,
+        &progress,
+    );
     let report = build(&law, &strategies, &mut embedder, &mut generator, &options)
         .with_context(|| format!("building {} into {}", law.abbreviation, args.out.display()))?;
     for name in remove_orphans(&args.out, started)? {

@@ -9,7 +9,7 @@
 //! [`paragraf_core::eval`]; this module reads the files, embeds the questions, shows progress and renders.
 
 use crate::cmd::chart::{bar_chart, Bar};
-use crate::cmd::library::refuse;
+use crate::cmd::library::{refuse, Refusal};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -23,8 +23,9 @@ use paragraf_core::question::clean_question;
 use paragraf_core::search::aggregate::Aggregation;
 use paragraf_core::strategy::parse_strategy_list;
 use paragraf_embed::cache::EmbeddingCache;
-use paragraf_embed::e5::{E5Encoder, LongTextPolicy};
-use paragraf_embed::{EmbeddingBackend, TextKind};
+use paragraf_embed::choice::ModelChoice;
+use paragraf_embed::e5::LongTextPolicy;
+use paragraf_embed::TextKind;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -101,9 +102,11 @@ pub struct EvalArgs {
     /// Where report.md, report.json and the charts go (default: the report folder inside --bundles).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// The e5 model for the questions (default: PARAGRAF_MODEL or the cache).
-    #[arg(long)]
-    model: Option<PathBuf>,
+    /// The model for the questions: a name (`e5`, `embeddinggemma@256`, …), an e5 model file or an
+    /// EmbeddingGemma folder (default: the model the bundles were built with, from the fetch cache). Must be the
+    /// bundles' model.
+    #[arg(long, value_parser = ModelChoice::parse)]
+    model: Option<ModelChoice>,
     /// Embedding cache folder for question vectors (default: $PARAGRAF_CACHE_DIR/embeddings, else ~/.cache/paragraf/embeddings).
     #[arg(long, env = "PARAGRAF_EMBEDDING_CACHE")]
     embedding_cache: Option<PathBuf>,
@@ -526,18 +529,27 @@ fn embed_questions(
     args: &EvalArgs,
     bundle_model: Option<&str>,
 ) -> Result<(Vec<Vec<f32>>, f64)> {
-    let encoder = E5Encoder::load(&paragraf_embed::model::resolve_model_path(
-        args.model.as_deref(),
-    )?)?
-    .with_policy(match args.long_questions {
+    let from_bundles = bundle_model.map(|id| {
+        ModelChoice::from_model_id(id).ok_or_else(|| {
+            Refusal(format!(
+                "the bundles were built with {id}, a model Paragraf cannot embed questions with (it runs {})",
+                paragraf_embed::choice::NAMES
+            ))
+        })
+    });
+    let choice = match (from_bundles.transpose()?, &args.model) {
+        (Some(bundles), Some(asked)) if bundles.model_id() != asked.model_id() => refuse!(
+            "the bundles were built with {bundles} but --model names {asked}; vectors of different models are not comparable. Rebuild the bundles with --model {asked}, or leave --model out"
+        ),
+        (Some(bundles), Some(asked)) => bundles.located(asked),
+        (Some(bundles), None) => bundles,
+        (None, asked) => asked.clone().unwrap_or_default(),
+    };
+    // Questions are embedded and cached at the model's full width and cut to the bundles' width.
+    let encoder = choice.load_full(match args.long_questions {
         LongQuestions::Truncate => LongTextPolicy::Truncate,
         LongQuestions::WindowAverage => LongTextPolicy::WindowAverage,
-    });
-    if let Some(model) = bundle_model {
-        if model != encoder.model_id() {
-            refuse!("the bundles were built with {model} but the local encoder is {}; rebuild the bundles or pass --model", encoder.model_id());
-        }
-    }
+    })?;
     let root = args
         .embedding_cache
         .clone()
@@ -568,10 +580,7 @@ fn embed_questions(
     let vectors = texts
         .iter()
         .map(|t| {
-            cache
-                .get(TextKind::Query, t)
-                .expect("cached above")
-                .to_vec()
+            choice.narrow(cache.get(TextKind::Query, t).expect("cached above"))
         })
         .collect();
     let mean = if ms.is_empty() {

@@ -409,12 +409,7 @@ impl GemmaEncoder {
         self.dense[1].forward(&wide, &mut projected);
         projected
             .chunks_exact(h)
-            .map(|v| {
-                let mut v = v[..self.dims].to_vec();
-                let norm = v.iter().map(|x| x * x).sum::<f32>().max(1e-24).sqrt();
-                v.iter_mut().for_each(|x| *x /= norm);
-                v
-            })
+            .map(|v| matryoshka(v, self.dims))
             .collect()
     }
 
@@ -514,6 +509,10 @@ impl EmbeddingBackend for GemmaEncoder {
         self.dims
     }
 
+    fn count_tokens(&self, text: &str) -> Option<usize> {
+        Some(self.tokenizer.encode(text).len())
+    }
+
     /// Truncation length changes long texts' vectors, so it is part of the key space.
     fn cache_id(&self) -> String {
         format!("{}+truncate{}", self.model_id, self.max_tokens)
@@ -523,6 +522,15 @@ impl EmbeddingBackend for GemmaEncoder {
         let inputs: Vec<Vec<u32>> = texts.par_iter().map(|t| self.input_ids(t, kind)).collect();
         Ok(self.embed_ids(&inputs))
     }
+}
+
+/// The first `dims` components of `v`, renormalised: a Matryoshka prefix (the whole vector when `dims` is its
+/// length). Build and eval cache full vectors and cut them with this; the query encoder cuts the same way.
+pub fn matryoshka(v: &[f32], dims: usize) -> Vec<f32> {
+    let mut v = v[..dims.min(v.len())].to_vec();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().max(1e-24).sqrt();
+    v.iter_mut().for_each(|x| *x /= norm);
+    v
 }
 
 /// The default folder of the release: `<cache>/models/embeddinggemma-300m`.
