@@ -2,7 +2,8 @@
 //!
 //! The HTTP layer's refusals (limits, CORS, rate limit, concurrency) are tested in `crates/proxy/tests` with a
 //! small deterministic backend; here the point is that the shipped binary serves exactly the vectors the CLI and
-//! the library compute, starts and stops cleanly, and refuses to start on bad settings or a missing model.
+//! the library compute, serves several models side by side (e5 and EmbeddingGemma@256), starts and stops
+//! cleanly, and refuses to start on bad settings or a missing model.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -180,6 +181,87 @@ fn proxy_serves_the_same_vectors_as_the_cli_and_the_library() {
     );
 }
 
+/// e5 (the default) and EmbeddingGemma@256 from one process: `/health` lists both, a request naming a model
+/// gets that model's vectors, one naming another is refused with the models served. The one test that loads
+/// Gemma into a proxy (a few seconds, about 1.5 GB).
+#[test]
+fn proxy_serves_e5_and_embeddinggemma_side_by_side() {
+    let gemma_dir = paragraf_embed::gemma::default_dir();
+    assert!(
+        gemma_dir.join("model.safetensors").is_file(),
+        "EmbeddingGemma-300m is not in {}; fetch it once with `paragraf model fetch embeddinggemma`",
+        gemma_dir.display()
+    );
+    let e5 = paragraf_embed::e5::MODEL_ID;
+    let gemma = "google/embeddinggemma-300m@256";
+    let proxy = Proxy::start(&["--model", "embeddinggemma@256"]);
+    let (status, _, health) = exchange(proxy.addr, "GET /health HTTP/1.1", "");
+    assert_eq!(status, 200);
+    let health: Value = serde_json::from_str(&health).unwrap();
+    assert_eq!(
+        (&health["model"], &health["dim"]),
+        (&e5.into(), &384.into()),
+        "the first --model is the default: {health}"
+    );
+    assert_eq!(
+        health["models"],
+        serde_json::json!([{"model": e5, "dim": 384}, {"model": gemma, "dim": 256}])
+    );
+
+    let library = crate::util::encoder()
+        .embed(&[QUESTION], TextKind::Query)
+        .unwrap()
+        .remove(0);
+    let mut vectors = Vec::new();
+    for (model, dim) in [(e5, 384), (gemma, 256)] {
+        let (status, cache, json) = post(
+            proxy.addr,
+            &serde_json::json!({ "text": QUESTION, "model": model }).to_string(),
+        );
+        assert_eq!((status, cache.as_deref()), (200, Some("miss")), "{json}");
+        assert_eq!((&json["model"], &json["dim"]), (&model.into(), &dim.into()));
+        let vector = floats(&json["vector"]);
+        assert_eq!(vector.len(), dim);
+        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "{model}: norm {norm}");
+        vectors.push(vector);
+    }
+    assert_eq!(vectors[0], library, "e5 by name is the library's e5");
+    // Same question, other model: its own vector, not the cached e5 one.
+    let (_, cache, json) = post(
+        proxy.addr,
+        &serde_json::json!({ "text": QUESTION, "model": gemma }).to_string(),
+    );
+    assert_eq!(cache.as_deref(), Some("hit"));
+    assert_eq!(floats(&json["vector"]), vectors[1]);
+
+    let (status, _, json) = post(
+        proxy.addr,
+        &serde_json::json!({ "text": QUESTION, "model": "google/embeddinggemma-300m@128" })
+            .to_string(),
+    );
+    assert_eq!(
+        (status, &json["code"]),
+        (400, &"unknown_model".into()),
+        "{json}"
+    );
+    assert_eq!(
+        json["error"],
+        format!(
+            "model \"google/embeddinggemma-300m@128\" is not served here; this proxy serves {e5}, {gemma}"
+        )
+    );
+
+    let (status, err) = proxy.stop();
+    assert!(status.success(), "{status}\n{err}");
+    assert!(
+        err.contains(&format!(
+            "paragraf proxy: models {e5} (dim 384, default), {gemma} (dim 256); allowed origins: none"
+        )),
+        "the start-up line names every model:\n{err}"
+    );
+}
+
 #[test]
 fn proxy_takes_its_settings_from_the_environment() {
     let proxy = Proxy::start_with_env(
@@ -244,7 +326,44 @@ fn proxy_refuses_to_start_without_model_or_with_bad_settings() {
     ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("paragraf model fetch"), "{err}");
+    assert!(
+        err.contains(
+            "--model /nonexistent/e5-small-q4.bin: neither a model name (e5, embeddinggemma,"
+        ),
+        "{err}"
+    );
+    // The default model, but its file is not where $PARAGRAF_MODEL says.
+    let out = paragraf()
+        .args(["proxy", "--bind", "127.0.0.1:0"])
+        .env("PARAGRAF_MODEL", "/nonexistent/e5-small-q4.bin")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot load intfloat/multilingual-e5-small@q4 to serve it")
+            && err.contains("paragraf model fetch"),
+        "{err}"
+    );
+    // One model twice (by name and by file): refused before loading anything.
+    let model = model_path();
+    let out = run(&[
+        "proxy",
+        "--bind",
+        "127.0.0.1:0",
+        "--model",
+        "e5",
+        "--model",
+        model.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "model intfloat/multilingual-e5-small@q4 is named twice; serve each model once"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let out = run(&[
         "proxy",

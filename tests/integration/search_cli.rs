@@ -275,6 +275,42 @@ fn search_through_the_proxy_gives_the_local_results() {
     );
     let remote: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(designations(&remote), designations(&local));
+
+    // A proxy that does not serve the bundles' model: refused, naming both sides.
+    let other = crate::util::fake_proxy(
+        serde_json::json!({"status": "ok", "model": "some/other-model",
+        "dim": 384, "models": [{"model": "some/other-model", "dim": 384},
+        {"model": "google/embeddinggemma-300m@256", "dim": 256}],
+        "version": "0.1.0", "max_chars": 2000, "max_batch": 16}),
+    );
+    let err = refused(&[
+        "search",
+        "--bundles",
+        dir.to_str().unwrap(),
+        "--proxy",
+        &other,
+        question,
+    ]);
+    assert!(
+        err.contains(&format!(
+            "the query-embedding proxy at {other} serves some/other-model, google/embeddinggemma-300m@256 but the bundles were built with intfloat/multilingual-e5-small@q4"
+        )),
+        "{err}"
+    );
+    // The local encoder is the bundles' model; --model only says where it is, and may not name another.
+    let folder = crate::util::temp_dir();
+    let err = refused(&[
+        "search",
+        "--bundles",
+        dir.to_str().unwrap(),
+        "--model",
+        folder.path().to_str().unwrap(),
+        question,
+    ]);
+    assert!(
+        err.contains("--model names google/embeddinggemma-300m but the bundles were built with intfloat/multilingual-e5-small@q4"),
+        "{err}"
+    );
 }
 
 #[test]

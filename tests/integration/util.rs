@@ -160,6 +160,48 @@ impl Drop for Proxy {
     }
 }
 
+/// A stand-in proxy on 127.0.0.1 that answers every request (preflights included, any browser origin allowed)
+/// with this `/health` body: a proxy that serves other models than the bundles', or one whose embedding answer
+/// is no vector. Runs until the test process ends; returns its URL.
+pub fn fake_proxy(health: serde_json::Value) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake proxy");
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let body = health.to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            // Read the whole request (head and body) first: closing with unread bytes resets the connection.
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = stream.read(&mut buf) {
+                request.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&request);
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length = text[..end]
+                        .lines()
+                        .find_map(|l| {
+                            let (name, value) = l.split_once(':')?;
+                            name.eq_ignore_ascii_case("content-length")
+                                .then(|| value.trim().parse::<usize>().ok())?
+                        })
+                        .unwrap_or(0);
+                    if request.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+            }
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\n\
+                 Access-Control-Allow-Headers: content-type\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    url
+}
+
 /// The real encoder, loaded once per test run.
 pub fn encoder() -> &'static paragraf_embed::e5::E5Encoder {
     static ENCODER: std::sync::OnceLock<paragraf_embed::e5::E5Encoder> = std::sync::OnceLock::new();

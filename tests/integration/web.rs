@@ -3,7 +3,7 @@
 //! the first norms of the real GG are served on 127.0.0.1, `paragraf proxy` embeds the queries. Missing dist or
 //! browser fails the test with the command to run; screenshots land in `target/e2e-screenshots/`.
 
-use crate::util::{free_port, gg_bundles, serve_static_switchable, temp_dir, Proxy};
+use crate::util::{fake_proxy, free_port, gg_bundles, serve_static_switchable, temp_dir, Proxy};
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use paragraf_core::expansion::ExpansionFile;
@@ -382,6 +382,19 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         true
     });
 
+    // - gemma/: the section bundle relabelled as built with EmbeddingGemma@256 (for the model's terms and the
+    //   proxy's model list in step 5c; the vectors stay e5's, only the label matters there).
+    let gemma = bundle_folder("gemma", &|entry, bytes| {
+        if entry["strategy"] != "section" {
+            return false;
+        }
+        let mut bundle = StrategyBundle::from_bytes(bytes).unwrap();
+        bundle.model = "google/embeddinggemma-300m@256".into();
+        *bytes = bundle.to_bytes();
+        entry["model"] = json!(bundle.model);
+        true
+    });
+
     // A folder with an evaluation report as `paragraf eval` writes it, for the Strategies page.
     let rep = dir.path().join("rep");
     std::fs::create_dir_all(rep.join("report")).unwrap();
@@ -407,6 +420,7 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         ("/bad/".into(), bad.clone()),
         ("/tampered/".into(), tampered.clone()),
         ("/swapped/".into(), swapped.clone()),
+        ("/gemma/".into(), gemma.clone()),
         ("/badexp/".into(), badexp.clone()),
         ("/rep/".into(), rep.clone()),
         ("/".into(), dist.clone()),
@@ -661,31 +675,23 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         "current bundles stay cached: {kept:?}"
     );
 
-    // 5c. A proxy that serves another model: refused with the reason; dense search shows the error.
-    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let other_url = format!("http://{}", other.local_addr().unwrap());
-    std::thread::spawn(move || {
-        use std::io::{Read, Write};
-        for stream in other.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut buf = [0u8; 4096];
-            let _ = stream.read(&mut buf);
-            let body = r#"{"status":"ok","model":"some/other-model","dim":384,"version":"0.1.0","max_chars":2000,"max_batch":64}"#;
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\n\
-                 Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
+    // 5c. A proxy that serves other models: refused, naming them and the bundle's; dense search shows the error.
+    let other_url = fake_proxy(
+        json!({"status": "ok", "model": "some/other-model", "dim": 384,
+        "models": [{"model": "some/other-model", "dim": 384}, {"model": "google/embeddinggemma-300m@256", "dim": 256}],
+        "version": "0.1.0", "max_chars": 2000, "max_batch": 64}),
+    );
     browser.goto(&format!(
         "{origin}/?proxy={other_url}&q=Versammlungsfreiheit"
     ));
     let notice = browser.wait_text("#proxy-notice", "the model-mismatch notice", |t| {
         t.contains("nicht vergleichbar")
     });
-    assert!(notice.contains("some/other-model"), "{notice}");
+    assert!(
+        notice.contains("„some/other-model“, „google/embeddinggemma-300m@256“")
+            && notice.contains("„intfloat/multilingual-e5-small@q4“"),
+        "{notice}"
+    );
     browser.wait_text("#result-meta", "BM25 results despite the mismatch", |t| {
         t.contains("BM25")
     });
@@ -698,6 +704,35 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         "{error}"
     );
     browser.screenshot("4c-model-mismatch");
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    // 5c'. A bundle of EmbeddingGemma@256, which that proxy lists: no mismatch (the app asks for the bundle's
+    // model, not the proxy's default; the fake's answer is no vector, so BM25 runs), and the page links the
+    // Gemma Terms of Use next to the model.
+    browser.goto(&format!(
+        "{origin}/?data=gemma/&proxy={other_url}&q=Versammlungsfreiheit"
+    ));
+    let loaded = browser.wait_text("#loaded", "the Gemma bundle to load", |t| {
+        t.contains("Bereit: GG")
+    });
+    assert!(
+        loaded.contains("Modell google/embeddinggemma-300m@256 (Gemma Terms of Use)"),
+        "{loaded}"
+    );
+    assert_eq!(
+        browser.script(
+            "return document.getElementById('model-terms').href",
+            json!([])
+        ),
+        json!("https://ai.google.dev/gemma/terms")
+    );
+    let notice = browser.wait_text("#proxy-notice", "the proxy-answer notice", |t| {
+        t.contains("unerwartete Antwort")
+    });
+    assert!(!notice.contains("nicht vergleichbar"), "{notice}");
+    browser.wait_text("#result-meta", "BM25 results", |t| t.contains("BM25"));
+    browser.screenshot("4d-gemma-terms");
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 

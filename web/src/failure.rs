@@ -120,10 +120,10 @@ pub enum Failure {
         /// The parser's reason.
         detail: String,
     },
-    /// The proxy embeds with another model than the bundle was built with: the vectors are not comparable.
+    /// The proxy does not embed with the model the bundle was built with: the vectors are not comparable.
     ModelMismatch {
-        /// The proxy's model.
-        proxy: String,
+        /// The models the proxy serves (or the one it answered with).
+        served: Vec<String>,
         /// The bundle's model.
         bundle: String,
     },
@@ -179,11 +179,23 @@ impl fmt::Display for Failure {
             Failure::ProxyAnswer { url, detail } => {
                 write!(f, "Einbettungsdienst {url}: unerwartete Antwort ({detail})")
             }
-            Failure::ModelMismatch { proxy, bundle } => write!(
-                f,
-                "Der Einbettungsdienst rechnet mit dem Modell „{proxy}“, die Bündel wurden aber mit „{bundle}“ gebaut. \
-                 Vektoren verschiedener Modelle sind nicht vergleichbar: die dichte Suche ist aus, gesucht wird lexikalisch (BM25)."
-            ),
+            Failure::ModelMismatch { served, bundle } => {
+                let names = served
+                    .iter()
+                    .map(|m| format!("„{m}“"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let models = if served.len() == 1 {
+                    "dem Modell"
+                } else {
+                    "den Modellen"
+                };
+                write!(
+                    f,
+                    "Der Einbettungsdienst rechnet mit {models} {names}, die Bündel wurden aber mit „{bundle}“ gebaut. \
+                     Vektoren verschiedener Modelle sind nicht vergleichbar: die dichte Suche ist aus, gesucht wird lexikalisch (BM25)."
+                )
+            }
             Failure::Search(e) => write!(f, "{e}"),
             Failure::Report { url, detail } => write!(f, "Evaluationsbericht {url}: {detail}"),
         }
@@ -213,10 +225,25 @@ mod tests {
              found SHA-256 ff. Most likely the folder mixes files of two builds; rebuild with `paragraf build`"
         );
         let model = Failure::ModelMismatch {
-            proxy: "a".into(),
+            served: vec!["a".into()],
             bundle: "b".into(),
         };
-        assert!(model.to_string().contains("„a“"), "{model}");
+        assert!(
+            model
+                .to_string()
+                .starts_with("Der Einbettungsdienst rechnet mit dem Modell „a“, die Bündel wurden aber mit „b“ gebaut."),
+            "{model}"
+        );
+        let models = Failure::ModelMismatch {
+            served: vec!["a".into(), "c".into()],
+            bundle: "b".into(),
+        };
+        assert!(
+            models
+                .to_string()
+                .starts_with("Der Einbettungsdienst rechnet mit den Modellen „a“, „c“, die Bündel wurden aber mit „b“"),
+            "{models}"
+        );
         assert_eq!(
             Failure::OutOfMemory {
                 what: "Gesetzesbündel x".into(),

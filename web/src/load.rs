@@ -50,8 +50,17 @@ pub struct Outcome {
     pub number: u32,
     /// Core search time in the browser (ms).
     pub retrieval_ms: f64,
-    /// Time for the query vector (ms), when one was fetched.
-    pub embed_ms: Option<f64>,
+    /// The query vector's model and the time it took (ms), when one was fetched.
+    pub embedded: Option<Embedded>,
+}
+
+/// Where a search's query vector came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Embedded {
+    /// The model that computed it (the bundle's, as the proxy's answer says).
+    pub model: String,
+    /// Time for the request, ms.
+    pub ms: f64,
 }
 
 /// Download progress of a bundle: (label, bytes so far, total).
@@ -256,7 +265,7 @@ fn endpoint(url: &str, path: &str) -> String {
     crate::join_url(url, path.trim_start_matches('/'))
 }
 
-/// The proxy's model and dimension (`GET /health`).
+/// The models the proxy serves (`GET /health`).
 pub async fn proxy(url: String) -> Result<Health, Failure> {
     let health = endpoint(&url, HEALTH_PATH);
     let text = fetch::text(&health, &format!("Einbettungsdienst {url}")).await?;
@@ -264,8 +273,8 @@ pub async fn proxy(url: String) -> Result<Health, Failure> {
 }
 
 /// The query vector and the model that computed it (`POST /v1/embed`).
-async fn embed(url: &str, query: &str) -> Result<(String, Vec<f32>), Failure> {
-    let body = serde_json::to_string(&EmbedRequest::single(query)).expect("a request serialises");
+async fn embed(url: &str, request: &EmbedRequest) -> Result<(String, Vec<f32>), Failure> {
+    let body = serde_json::to_string(request).expect("a request serialises");
     let text = fetch::post_json(
         &endpoint(url, EMBED_PATH),
         &body,
@@ -304,27 +313,29 @@ pub async fn report(data: String) -> Result<Option<Rc<Report>>, Failure> {
     Ok(None)
 }
 
-/// The query vector for a dense or hybrid search, or why there is none.
+/// The query vector for a dense or hybrid search, computed by the bundle's model (the proxy is asked for it by
+/// name), or why there is none.
 async fn query_vector(
     query: &str,
     bundle_model: &str,
     proxy_url: &str,
     proxy: Result<Health, Failure>,
-) -> Result<(Vec<f32>, f64), Failure> {
+) -> Result<(Vec<f32>, Embedded), Failure> {
     let info = proxy?;
-    let mismatch = |proxy: String| Failure::ModelMismatch {
-        proxy,
+    let mismatch = |served: Vec<String>| Failure::ModelMismatch {
+        served,
         bundle: bundle_model.to_string(),
     };
-    if info.model != bundle_model {
-        return Err(mismatch(info.model));
-    }
+    let request = info
+        .request(query, bundle_model)
+        .ok_or_else(|| mismatch(info.served_ids()))?;
     let t0 = fetch::now_ms();
-    let (model, vector) = embed(proxy_url, query).await?;
+    let (model, vector) = embed(proxy_url, &request).await?;
     if model != bundle_model {
-        return Err(mismatch(model));
+        return Err(mismatch(vec![model]));
     }
-    Ok((vector, fetch::now_ms() - t0))
+    let ms = fetch::now_ms() - t0;
+    Ok((vector, Embedded { model, ms }))
 }
 
 /// What the user asked for.
@@ -359,15 +370,15 @@ pub async fn run_search(
         unit_search,
     } = request;
     let mut vector = None;
-    let mut embed_ms = None;
+    let mut embedded = None;
     if let Some(proxy) = proxy.filter(|_| mode != Mode::Bm25) {
         match query_vector(&query, &strategy.entry.model, &proxy_url, proxy).await {
-            Ok((v, ms)) => {
+            Ok((v, source)) => {
                 if proxy_problem.get_untracked().is_some() {
                     proxy_problem.set(None);
                 }
                 vector = Some(v);
-                embed_ms = Some(ms);
+                embedded = Some(source);
             }
             Err(failure) => {
                 if proxy_problem.get_untracked().as_ref() != Some(&failure) {
@@ -409,6 +420,6 @@ pub async fn run_search(
         search,
         without,
         retrieval_ms,
-        embed_ms,
+        embedded,
     }))
 }

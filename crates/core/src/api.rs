@@ -1,6 +1,7 @@
 //! The wire format of the query-embedding proxy (`paragraf proxy`): `POST /v1/embed` and `GET /health`.
 //!
-//! Request: `{"text": "..."}` or `{"texts": ["...", ...]}`, optionally `"format": "f32" | "int8"`.
+//! Request: `{"text": "..."}` or `{"texts": ["...", ...]}`, optionally `"format": "f32" | "int8"` and
+//! `"model": "..."` (one of the models `/health` lists; absent: the proxy's default model).
 //! Answer (f32, the default): `{"model", "dim", "vector": [...]}` or, for a batch, `"vectors": [[...], ...]`.
 //! Answer (int8): `{"model", "dim", "int8": [...], "scale": s}` or, for a batch, `"int8": [[...], ...],
 //! "scales": [...]`, where each component is approximately `int8[i] * scale` (symmetric quantisation with
@@ -29,7 +30,8 @@ pub enum Format {
     Int8,
 }
 
-/// The body of `POST /v1/embed` as sent: exactly one of `text` and `texts` (the proxy checks that).
+/// The body of `POST /v1/embed` as sent: exactly one of `text` and `texts` (the proxy checks that), and the
+/// model to embed with (absent: the proxy's default).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmbedRequest {
@@ -42,10 +44,13 @@ pub struct EmbedRequest {
     /// Requested vector encoding.
     #[serde(default)]
     pub format: Format,
+    /// Model id to embed with, one of [`Health::models`]; `None`: the proxy's default model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl EmbedRequest {
-    /// The single form for one query, answered in f32.
+    /// The single form for one query, answered in f32 by the default model.
     pub fn single(text: impl Into<String>) -> Self {
         EmbedRequest {
             text: Some(text.into()),
@@ -168,21 +173,71 @@ pub fn quantize(vector: &[f32]) -> Int8Vector {
     Int8Vector { values, scale }
 }
 
+/// A model the proxy serves.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// Model identifier, as bundles record it.
+    pub model: String,
+    /// Vector dimension.
+    pub dim: usize,
+}
+
 /// The body of `GET /health`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Health {
     /// Always `"ok"` when the server answers.
     pub status: String,
-    /// Model identifier (compare with the bundle's).
+    /// The default model's identifier (the one a request without `"model"` gets; clients that predate
+    /// `models` read only this).
     pub model: String,
-    /// Vector dimension.
+    /// The default model's vector dimension.
     pub dim: usize,
+    /// Every model served, the default first. A proxy from before several models lists none here: it serves
+    /// `model` only (see [`Health::served`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<ModelInfo>,
     /// Paragraf version of the proxy.
     pub version: String,
     /// Longest accepted text in characters.
     pub max_chars: usize,
     /// Most texts per batch request.
     pub max_batch: usize,
+}
+
+impl Health {
+    /// Every model served, the default first.
+    pub fn served(&self) -> Vec<ModelInfo> {
+        if self.models.is_empty() {
+            vec![ModelInfo {
+                model: self.model.clone(),
+                dim: self.dim,
+            }]
+        } else {
+            self.models.clone()
+        }
+    }
+
+    /// The served model ids, for messages: `a, b`.
+    pub fn served_ids(&self) -> Vec<String> {
+        self.served().into_iter().map(|m| m.model).collect()
+    }
+
+    /// Whether this proxy serves `model`.
+    pub fn serves(&self, model: &str) -> bool {
+        self.served().iter().any(|m| m.model == model)
+    }
+
+    /// The request embedding `text` with `model`, or `None` when this proxy does not serve `model`. A proxy that
+    /// lists no `models` (from before several models) would refuse the field; it is asked without it.
+    pub fn request(&self, text: impl Into<String>, model: &str) -> Option<EmbedRequest> {
+        if !self.serves(model) {
+            return None;
+        }
+        Some(EmbedRequest {
+            model: (!self.models.is_empty()).then(|| model.to_string()),
+            ..EmbedRequest::single(text)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -270,5 +325,58 @@ mod tests {
             (384, "intfloat/multilingual-e5-small")
         );
         assert_eq!(serde_json::to_string(&health).unwrap(), json);
+        // A proxy from before several models: its one model is all it serves, and it is asked without naming it.
+        assert_eq!(health.served_ids(), ["intfloat/multilingual-e5-small"]);
+        let request = health
+            .request("Miete", "intfloat/multilingual-e5-small")
+            .unwrap();
+        assert_eq!(request, EmbedRequest::single("Miete"));
+        assert_eq!(health.request("Miete", "google/embeddinggemma-300m"), None);
+    }
+
+    #[test]
+    fn health_lists_every_model_and_requests_name_theirs() {
+        let health = Health {
+            status: "ok".into(),
+            model: "a/e5".into(),
+            dim: 384,
+            models: vec![
+                ModelInfo {
+                    model: "a/e5".into(),
+                    dim: 384,
+                },
+                ModelInfo {
+                    model: "g/gemma@256".into(),
+                    dim: 256,
+                },
+            ],
+            version: "0.1.0".into(),
+            max_chars: 2000,
+            max_batch: 16,
+        };
+        let json = serde_json::to_string(&health).unwrap();
+        assert_eq!(
+            json,
+            r#"{"status":"ok","model":"a/e5","dim":384,"models":[{"model":"a/e5","dim":384},{"model":"g/gemma@256","dim":256}],"version":"0.1.0","max_chars":2000,"max_batch":16}"#
+        );
+        let back: Health = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, health);
+        assert_eq!(back.served_ids(), ["a/e5", "g/gemma@256"]);
+
+        let request = health.request("Miete", "g/gemma@256").unwrap();
+        let json = serde_json::to_string(&request).unwrap();
+        assert_eq!(
+            json,
+            r#"{"text":"Miete","format":"f32","model":"g/gemma@256"}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<EmbedRequest>(&json).unwrap(),
+            request
+        );
+        assert_eq!(
+            health.request("Miete", "a/e5").unwrap().model.as_deref(),
+            Some("a/e5")
+        );
+        assert_eq!(health.request("Miete", "other/model"), None);
     }
 }

@@ -14,6 +14,7 @@ pub mod expansion;
 pub mod fuzz;
 pub mod law;
 pub mod manifest;
+pub mod models;
 pub mod names;
 pub mod question;
 pub mod results;

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::e5::{self, E5Encoder, LongTextPolicy};
 use crate::gemma::{self, GemmaEncoder};
 use crate::{model, EmbedError, EmbeddingBackend};
+use paragraf_core::models;
 
 /// An encoder Paragraf can load.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,7 +31,8 @@ impl Default for ModelChoice {
 }
 
 /// The names `--model` accepts besides a path.
-pub const NAMES: &str = "e5, embeddinggemma, embeddinggemma@512, embeddinggemma@256, embeddinggemma@128";
+pub const NAMES: &str =
+    "e5, embeddinggemma, embeddinggemma@512, embeddinggemma@256, embeddinggemma@128";
 
 impl ModelChoice {
     /// Parses a `--model` value: a name ([`NAMES`]), an e5 model file, or an EmbeddingGemma release folder.
@@ -70,10 +72,7 @@ impl ModelChoice {
         let rest = rest.strip_prefix("-300m").unwrap_or(rest);
         let dims = match rest {
             "" => gemma::DIMS[0],
-            _ => match rest.strip_prefix('@').and_then(|d| d.parse::<usize>().ok()) {
-                Some(dims) => dims,
-                None => return None,
-            },
+            _ => rest.strip_prefix('@')?.parse::<usize>().ok()?,
         };
         Some(Self::gemma_dims(None, dims))
     }
@@ -91,21 +90,14 @@ impl ModelChoice {
         if id == e5::MODEL_ID {
             return Some(ModelChoice::E5 { file: None });
         }
-        let rest = id.strip_prefix(gemma::MODEL_ID)?;
-        let dims = match rest.strip_prefix('@') {
-            None if rest.is_empty() => gemma::DIMS[0],
-            Some(d) => d.parse().ok()?,
-            None => return None,
-        };
-        Self::gemma_dims(None, dims).ok()
+        models::gemma_dims(id).map(|dims| ModelChoice::Gemma { dir: None, dims })
     }
 
     /// The model id bundles record for vectors of this choice.
     pub fn model_id(&self) -> String {
         match self {
             ModelChoice::E5 { .. } => e5::MODEL_ID.to_string(),
-            ModelChoice::Gemma { dims, .. } if *dims == gemma::DIMS[0] => gemma::MODEL_ID.to_string(),
-            ModelChoice::Gemma { dims, .. } => format!("{}@{dims}", gemma::MODEL_ID),
+            ModelChoice::Gemma { dims, .. } => models::gemma_model_id(*dims),
         }
     }
 
@@ -113,18 +105,25 @@ impl ModelChoice {
     /// next to a bundle's model id).
     pub fn located(self, other: &ModelChoice) -> ModelChoice {
         match (self, other) {
-            (ModelChoice::E5 { file: None }, ModelChoice::E5 { file }) => ModelChoice::E5 { file: file.clone() },
-            (ModelChoice::Gemma { dir: None, dims }, ModelChoice::Gemma { dir, .. }) => ModelChoice::Gemma {
-                dir: dir.clone(),
-                dims,
-            },
+            (ModelChoice::E5 { file: None }, ModelChoice::E5 { file }) => {
+                ModelChoice::E5 { file: file.clone() }
+            }
+            (ModelChoice::Gemma { dir: None, dims }, ModelChoice::Gemma { dir, .. }) => {
+                ModelChoice::Gemma {
+                    dir: dir.clone(),
+                    dims,
+                }
+            }
             (choice, _) => choice,
         }
     }
 
     /// The encoder at the model's full width (e5: with `policy` for long texts; EmbeddingGemma truncates at its
     /// 2,048 tokens): what builds and evaluations embed and cache with.
-    pub fn load_full(&self, policy: LongTextPolicy) -> Result<Box<dyn EmbeddingBackend>, EmbedError> {
+    pub fn load_full(
+        &self,
+        policy: LongTextPolicy,
+    ) -> Result<Box<dyn EmbeddingBackend>, EmbedError> {
         match self {
             ModelChoice::E5 { file } => {
                 let path = model::resolve_model_path(file.as_deref())?;
@@ -172,7 +171,11 @@ mod tests {
         let e5 = ModelChoice::parse("e5").unwrap();
         assert_eq!(e5, ModelChoice::E5 { file: None });
         assert_eq!(ModelChoice::from_model_id(&e5.model_id()), Some(e5));
-        for (name, dims) in [("embeddinggemma", 768), ("EmbeddingGemma@256", 256), ("embeddinggemma-300m@128", 128)] {
+        for (name, dims) in [
+            ("embeddinggemma", 768),
+            ("EmbeddingGemma@256", 256),
+            ("embeddinggemma-300m@128", 128),
+        ] {
             let choice = ModelChoice::parse(name).unwrap();
             assert_eq!(choice, ModelChoice::Gemma { dir: None, dims }, "{name}");
             assert_eq!(ModelChoice::from_model_id(&choice.model_id()), Some(choice));
@@ -186,13 +189,21 @@ mod tests {
             "google/embeddinggemma-300m@256"
         );
         assert_eq!(ModelChoice::from_model_id("some/other-model"), None);
-        assert_eq!(ModelChoice::from_model_id("google/embeddinggemma-300m@300"), None);
+        assert_eq!(
+            ModelChoice::from_model_id("google/embeddinggemma-300m@300"),
+            None
+        );
     }
 
     #[test]
     fn bad_names_say_what_is_accepted() {
-        let err = ModelChoice::parse("embeddinggemma@300").unwrap_err().to_string();
-        assert_eq!(err, "EmbeddingGemma-300m gives 768, 512, 256 or 128 dimensions, not 300");
+        let err = ModelChoice::parse("embeddinggemma@300")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "EmbeddingGemma-300m gives 768, 512, 256 or 128 dimensions, not 300"
+        );
         let err = ModelChoice::parse("bert-base").unwrap_err().to_string();
         assert_eq!(
             err,

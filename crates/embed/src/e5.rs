@@ -35,7 +35,7 @@ use crate::tokenizer::Tokenizer;
 use crate::{EmbedError, EmbeddingBackend, TextKind};
 
 /// The model id recorded in bundles for vectors from this encoder.
-pub const MODEL_ID: &str = "intfloat/multilingual-e5-small@q4";
+pub const MODEL_ID: &str = paragraf_core::models::E5_MODEL_ID;
 
 /// Soft cap on tokens per forward pass: bounds memory (the FFN activations are `tokens × 1536` floats) for
 /// arbitrarily large batches; results do not depend on it.

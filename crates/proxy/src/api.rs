@@ -21,6 +21,8 @@ pub struct ValidRequest {
     pub batch: bool,
     /// Requested vector encoding.
     pub format: Format,
+    /// The model asked for (`None`: the default); whether it is served is checked against the served models.
+    pub model: Option<String>,
 }
 
 /// Limits applied while parsing.
@@ -106,6 +108,7 @@ impl ValidRequest {
             texts,
             batch,
             format: raw.format,
+            model: raw.model,
         })
     }
 }
@@ -132,11 +135,12 @@ mod tests {
             ValidRequest {
                 texts: vec!["Miete".into()],
                 batch: false,
-                format: Format::F32
+                format: Format::F32,
+                model: None,
             }
         );
         let batch = ValidRequest::parse(
-            r#"{"texts": ["Kündigung", "ä"], "format": "int8"}"#.as_bytes(),
+            r#"{"texts": ["Kündigung", "ä"], "format": "int8", "model": "g/gemma@256"}"#.as_bytes(),
             &LIMITS,
         );
         let batch = batch.unwrap();
@@ -144,6 +148,7 @@ mod tests {
             (batch.texts.len(), batch.batch, batch.format),
             (2, true, Format::Int8)
         );
+        assert_eq!(batch.model.as_deref(), Some("g/gemma@256"));
     }
 
     #[test]

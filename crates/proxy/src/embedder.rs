@@ -35,11 +35,14 @@ struct Job {
     reply: oneshot::Sender<Reply>,
 }
 
-/// The forward-pass scheduler shared by all requests.
+/// The forward-pass scheduler of one model, shared by all requests for it; the schedulers of all models share
+/// one gate (the cores are the machine's, whichever model computes).
 pub struct Embedder {
     backend: Arc<dyn EmbeddingBackend>,
+    /// The backend's model id, the cache's key space.
+    model: Arc<str>,
     cache: Arc<VectorCache>,
-    gate: Gate,
+    gate: Arc<Gate>,
     pending: Mutex<VecDeque<Job>>,
     pass_texts: usize,
     next_id: AtomicU64,
@@ -64,14 +67,15 @@ fn failed() -> ApiError {
 }
 
 impl Embedder {
-    /// A scheduler running at most `gate`'s permits of passes at once, each of at most `pass_texts` texts.
+    /// A scheduler running passes of at most `pass_texts` texts, each holding one of `gate`'s permits.
     pub fn new(
         backend: Arc<dyn EmbeddingBackend>,
         cache: Arc<VectorCache>,
-        gate: Gate,
+        gate: Arc<Gate>,
         pass_texts: usize,
     ) -> Self {
         Embedder {
+            model: Arc::from(backend.model_id()),
             backend,
             cache,
             gate,
@@ -79,6 +83,16 @@ impl Embedder {
             pass_texts: pass_texts.max(1),
             next_id: AtomicU64::new(0),
         }
+    }
+
+    /// The model id this scheduler embeds with.
+    pub fn model(&self) -> &Arc<str> {
+        &self.model
+    }
+
+    /// The model's vector dimension.
+    pub fn dim(&self) -> usize {
+        self.backend.dim()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Job>> {
@@ -154,6 +168,7 @@ impl Embedder {
         }
         let backend = Arc::clone(&self.backend);
         let cache = Arc::clone(&self.cache);
+        let model = Arc::clone(&self.model);
         let pass = tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let texts: Vec<&str> = jobs.iter().map(|job| job.text.as_str()).collect();
@@ -167,6 +182,7 @@ impl Embedder {
                 }
                 Ok(vectors) => {
                     tracing::error!(
+                        model = &*model,
                         expected = jobs.len(),
                         got = vectors.len(),
                         dim,
@@ -177,7 +193,7 @@ impl Embedder {
                     return;
                 }
                 Err(e) => {
-                    tracing::error!(error = %e, "embedding backend failed");
+                    tracing::error!(model = &*model, error = %e, "embedding backend failed");
                     jobs.into_iter()
                         .for_each(|job| drop(job.reply.send(Err(PassFailed))));
                     return;
@@ -185,7 +201,7 @@ impl Embedder {
             };
             for (job, vector) in jobs.into_iter().zip(vectors) {
                 let vector: Arc<[f32]> = Arc::from(vector);
-                cache.put(&job.text, Arc::clone(&vector));
+                cache.put(&model, &job.text, Arc::clone(&vector));
                 // The requester may be gone; the vector is cached all the same.
                 let _ = job.reply.send(Ok(vector));
             }

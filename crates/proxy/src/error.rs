@@ -139,8 +139,8 @@ mod tests {
                 "unknown variant, expected `f32` or `int8` at line 1 column 20",
             ),
             (
-                "unknown field `query`, expected one of `text`, `texts`, `format` at line 1 column 8",
-                "unknown field, expected one of `text`, `texts`, `format` at line 1 column 8",
+                "unknown field `query`, expected one of `text`, `texts`, `format`, `model` at line 1 column 8",
+                "unknown field, expected one of `text`, `texts`, `format`, `model` at line 1 column 8",
             ),
             (
                 "invalid type: integer `42`, expected a string at line 1 column 11",

@@ -1,14 +1,15 @@
 //! The query-embedding proxy: a small, safe HTTP server that turns query text into a vector.
 //!
 //! The browser app holds the whole corpus; only the query text leaves it, to this server, which embeds it with
-//! exactly the model the bundles were built with (the app compares [`paragraf_embed::EmbeddingBackend::model_id`]
-//! from `/health` with the bundle's). Users self-host it next to the static site, often on a small machine, so
+//! exactly the model the bundles were built with: a proxy serves one or more models (the first is the default),
+//! `/health` lists their [`paragraf_embed::EmbeddingBackend::model_id`]s, and the app asks for the bundle's by
+//! that id (and refuses a proxy that does not serve it). Users self-host it next to the static site, often on a small machine, so
 //! the server is built around admission control: CORS allowlist, body and text limits, a per-client rate limit,
 //! a global concurrency gate sized to the cores, timeouts and an LRU cache of recent query vectors. Query text
 //! never reaches the logs unless the operator opts in.
 //!
-//! The server is generic over [`paragraf_embed::EmbeddingBackend`], so the same code serves the local e5 encoder
-//! or any other backend (and tests use a small deterministic one).
+//! The server is generic over [`paragraf_embed::EmbeddingBackend`], so the same code serves the local e5 and
+//! EmbeddingGemma encoders or any other backend (and tests use small deterministic ones).
 
 pub mod api;
 pub mod bench;
@@ -18,10 +19,12 @@ mod cors;
 mod embedder;
 mod error;
 mod limit;
+mod models;
 mod server;
 
 pub use config::{default_concurrency, Config, DEFAULT_BIND};
 pub use error::{ApiError, ConfigError, ServeError};
+pub use models::check_models;
 pub use server::{run_blocking, shutdown_signal, Server, VERSION};
 
 /// Sends the proxy's log lines (and the libraries') to stderr at `level` (`error`, `warn`, `info`, `debug`,

@@ -1,10 +1,10 @@
 //! The HTTP server: routes, the embedding handler and graceful shutdown.
 //!
 //! A request for `POST /v1/embed` goes through, in order: the CORS check (cheap, refuses foreign pages), reading
-//! the body under the byte limit, parsing and validating, the per-client rate limit, the cache, and only then
-//! the concurrency gate and the CPU-bound forward pass on tokio's blocking pool (see [`crate::embedder`]), so the
-//! async workers keep accepting and refusing requests while both cores compute. The whole request runs under a
-//! timeout.
+//! the body under the byte limit, parsing and validating (the model asked for included), the per-client rate
+//! limit, the cache, and only then the chosen model's scheduler, the concurrency gate (one for all models) and
+//! the CPU-bound forward pass on tokio's blocking pool (see [`crate::embedder`]), so the async workers keep
+//! accepting and refusing requests while both cores compute. The whole request runs under a timeout.
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -29,29 +29,33 @@ use crate::api::{TextLimits, ValidRequest};
 use crate::cache::VectorCache;
 use crate::config::Config;
 use crate::cors::{cors, CorsPolicy};
-use crate::embedder::Embedder;
 use crate::error::{ApiError, ServeError};
 use crate::limit::{client_key, Gate, LogThrottle, RateLimiter, REFUSAL_LOG_INTERVAL};
+use crate::models::{check_models, Served};
 use paragraf_core::api::{EmbedResponse, Health, Payload, EMBED_PATH, HEALTH_PATH};
 
 /// Version reported by `/health`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 struct AppState {
-    backend: Arc<dyn EmbeddingBackend>,
     config: Config,
     limits: TextLimits,
     limiter: Option<RateLimiter>,
     refusal_log: LogThrottle,
     cache: Arc<VectorCache>,
-    embedder: Embedder,
+    models: Served,
     client_ip_header: Option<HeaderName>,
 }
 
-/// Builds the router for `backend` under `config` (already validated).
-fn router(config: Config, backend: Arc<dyn EmbeddingBackend>) -> Router {
+/// Builds the router for `backends` (checked, the default first) under `config` (already validated).
+fn router(config: Config, backends: Vec<Arc<dyn EmbeddingBackend>>) -> Router {
     let policy = Arc::new(CorsPolicy::new(&config.allow_origins, config.dev));
     let cache = Arc::new(VectorCache::new(config.cache_size));
+    let gate = Arc::new(Gate::new(
+        config.max_concurrency,
+        config.max_queue,
+        config.queue_timeout,
+    ));
     let state = Arc::new(AppState {
         limits: TextLimits {
             max_chars: config.max_chars,
@@ -60,22 +64,12 @@ fn router(config: Config, backend: Arc<dyn EmbeddingBackend>) -> Router {
         limiter: (config.rate_per_minute > 0)
             .then(|| RateLimiter::new(config.rate_per_minute, config.burst)),
         refusal_log: LogThrottle::new(REFUSAL_LOG_INTERVAL),
-        cache: Arc::clone(&cache),
-        embedder: Embedder::new(
-            Arc::clone(&backend),
-            cache,
-            Gate::new(
-                config.max_concurrency,
-                config.max_queue,
-                config.queue_timeout,
-            ),
-            config.pass_texts,
-        ),
+        models: Served::new(backends, &cache, &gate, config.pass_texts),
+        cache,
         client_ip_header: config
             .client_ip_header
             .as_deref()
             .and_then(|h| HeaderName::try_from(h).ok()),
-        backend,
         config,
     });
     Router::new()
@@ -96,10 +90,12 @@ fn router(config: Config, backend: Arc<dyn EmbeddingBackend>) -> Router {
 }
 
 async fn health(State(state): State<Arc<AppState>>) -> Response {
+    let default = state.models.default_model();
     Json(Health {
         status: "ok".to_owned(),
-        model: state.backend.model_id().to_owned(),
-        dim: state.backend.dim(),
+        model: default.model().to_string(),
+        dim: default.dim(),
+        models: state.models.infos(),
         version: VERSION.to_owned(),
         max_chars: state.config.max_chars,
         max_batch: state.config.max_batch,
@@ -111,6 +107,8 @@ async fn health(State(state): State<Arc<AppState>>) -> Response {
 #[derive(Default)]
 struct Outcome {
     texts: Vec<String>,
+    /// The model that embedded them (empty until the request named a served one).
+    model: Option<Arc<str>>,
     cache: &'static str,
     /// The client's rate-limit key when it was refused for going over its limit.
     rate_limited: Option<IpAddr>,
@@ -143,15 +141,16 @@ async fn embed(
     let status = response.status().as_u16();
     let ms = (start.elapsed().as_secs_f64() * 1e4).round() / 10.0;
     let texts = outcome.texts.len();
+    let model = outcome.model.as_deref().unwrap_or("-");
     if let Some(client) = outcome.rate_limited {
         // One line per client per interval, however fast it keeps coming (see `LogThrottle`).
         if let Some(refusals) = state.refusal_log.note(client) {
             tracing::info!(status, %client, refusals, "embed: rate-limited");
         }
     } else if state.config.log_queries {
-        tracing::info!(status, texts, cache = outcome.cache, ms, queries = ?outcome.texts, "embed");
+        tracing::info!(status, model, texts, cache = outcome.cache, ms, queries = ?outcome.texts, "embed");
     } else {
-        tracing::info!(status, texts, cache = outcome.cache, ms, "embed");
+        tracing::info!(status, model, texts, cache = outcome.cache, ms, "embed");
     }
     response
 }
@@ -166,6 +165,9 @@ async fn handle_embed(
     check_content_type(headers)?;
     let bytes = read_body(headers, body, state.config.max_body_bytes).await?;
     let request = ValidRequest::parse(&bytes, &state.limits)?;
+    let embedder = state.models.pick(request.model.as_deref())?;
+    let model = embedder.model();
+    outcome.model = Some(Arc::clone(model));
     outcome.texts = request.texts;
     let texts = &outcome.texts;
     if let Some(limiter) = &state.limiter {
@@ -182,7 +184,8 @@ async fn handle_embed(
         })?;
     }
 
-    let mut vectors: Vec<Option<Arc<[f32]>>> = texts.iter().map(|t| state.cache.get(t)).collect();
+    let mut vectors: Vec<Option<Arc<[f32]>>> =
+        texts.iter().map(|t| state.cache.get(model, t)).collect();
     let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
     outcome.cache = match missing.len() {
         0 => "hit",
@@ -190,8 +193,7 @@ async fn handle_embed(
         _ => "partial",
     };
     if !missing.is_empty() {
-        let fresh = state
-            .embedder
+        let fresh = embedder
             .embed(missing.iter().map(|&i| texts[i].clone()).collect())
             .await?;
         for (i, vector) in missing.into_iter().zip(fresh) {
@@ -204,8 +206,8 @@ async fn handle_embed(
         .collect();
 
     let body = EmbedResponse {
-        model: state.backend.model_id().to_owned(),
-        dim: state.backend.dim(),
+        model: model.to_string(),
+        dim: embedder.dim(),
         payload: Payload::new(&vectors, request.batch, request.format),
     };
     let mut response = Json(body).into_response();
@@ -296,12 +298,15 @@ pub struct Server {
 }
 
 impl Server {
-    /// Validates `config`, binds its address and prepares the routes (call [`Server::run`] to serve).
+    /// Validates `config` and the models to serve (`backends`, the default first; each model id once), binds
+    /// the address and prepares the routes (call [`Server::run`] to serve).
     pub async fn bind(
         config: Config,
-        backend: Arc<dyn EmbeddingBackend>,
+        backends: Vec<Arc<dyn EmbeddingBackend>>,
     ) -> Result<Server, ServeError> {
         config.validate()?;
+        let ids: Vec<&str> = backends.iter().map(|b| b.model_id()).collect();
+        check_models(&ids)?;
         let addr = config.bind;
         let listener = TcpListener::bind(addr)
             .await
@@ -313,7 +318,7 @@ impl Server {
             grace: config.shutdown_grace,
             header_timeout: config.header_timeout,
             max_connections: config.max_connections,
-            router: router(config, backend),
+            router: router(config, backends),
         })
     }
 
@@ -407,17 +412,18 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// Runs the proxy on its own runtime until SIGINT/SIGTERM; `on_ready` gets the bound address once listening.
+/// Runs the proxy for `backends` (the default first) on its own runtime until SIGINT/SIGTERM; `on_ready` gets
+/// the bound address once listening.
 pub fn run_blocking(
     config: Config,
-    backend: Arc<dyn EmbeddingBackend>,
+    backends: Vec<Arc<dyn EmbeddingBackend>>,
     on_ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let server = Server::bind(config, backend).await?;
+        let server = Server::bind(config, backends).await?;
         on_ready(server.local_addr());
         server.run(shutdown_signal()).await
     })

@@ -88,8 +88,40 @@ fn test_config() -> Config {
     }
 }
 
+/// A second model for the multi-model tests: another id, another width, its own vectors.
+#[derive(Default)]
+struct Wide {
+    texts_embedded: AtomicUsize,
+}
+
+const WIDE_DIM: usize = 6;
+
+fn wide_vector(text: &str) -> Vec<f32> {
+    let mut v = fake_vector(text);
+    v.extend([-1.0, text.chars().count() as f32]);
+    v
+}
+
+impl EmbeddingBackend for Wide {
+    fn model_id(&self) -> &str {
+        "test/wide@6"
+    }
+    fn dim(&self) -> usize {
+        WIDE_DIM
+    }
+    fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        assert_eq!(kind, TextKind::Query, "the proxy embeds queries");
+        self.texts_embedded.fetch_add(texts.len(), Ordering::SeqCst);
+        Ok(texts.iter().map(|t| wide_vector(t)).collect())
+    }
+}
+
 async fn start(config: Config, backend: Arc<Fake>) -> Running {
-    let server = Server::bind(config, backend).await.expect("bind");
+    start_models(config, vec![backend as Arc<dyn EmbeddingBackend>]).await
+}
+
+async fn start_models(config: Config, backends: Vec<Arc<dyn EmbeddingBackend>>) -> Running {
+    let server = Server::bind(config, backends).await.expect("bind");
     let addr = server.local_addr();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(server.run(async {
@@ -226,6 +258,10 @@ async fn health_reports_model_dim_and_version() {
     assert_eq!(json["dim"], DIM);
     assert_eq!(json["version"], paragraf_proxy::VERSION);
     assert_eq!(json["max_chars"], 2000);
+    assert_eq!(
+        json["models"],
+        serde_json::json!([{"model": "test/fake@1", "dim": DIM}])
+    );
     request(server.addr, "GET", "/nope", &[], b"")
         .await
         .assert_error(404, "not_found");
@@ -305,6 +341,135 @@ async fn embeds_single_batch_and_int8_with_cache() {
     assert_eq!(int8_batch["int8"].as_array().unwrap().len(), 2);
     assert_eq!(int8_batch["scales"].as_array().unwrap().len(), 2);
     server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serves_every_model_it_lists_and_names_them_when_refusing() {
+    let (fake, wide) = (Arc::new(Fake::default()), Arc::new(Wide::default()));
+    let server = start_models(
+        test_config(),
+        vec![fake.clone() as Arc<dyn EmbeddingBackend>, wide.clone()],
+    )
+    .await;
+    let health = request(server.addr, "GET", "/health", &[], b"")
+        .await
+        .json();
+    assert_eq!(
+        (&health["model"], &health["dim"]),
+        (&"test/fake@1".into(), &DIM.into()),
+        "model and dim stay the default's: {health}"
+    );
+    assert_eq!(
+        health["models"],
+        serde_json::json!([{"model": "test/fake@1", "dim": DIM}, {"model": "test/wide@6", "dim": WIDE_DIM}])
+    );
+    let health: paragraf_core::api::Health = serde_json::from_value(health).unwrap();
+    assert_eq!(health.served_ids(), ["test/fake@1", "test/wide@6"]);
+
+    // Each model answers with its own id, width and vectors; no "model" means the default.
+    let text = "Kündigung der Mietwohnung";
+    for (model, dim, vector) in [
+        (None, DIM, fake_vector(text)),
+        (Some("test/fake@1"), DIM, fake_vector(text)),
+        (Some("test/wide@6"), WIDE_DIM, wide_vector(text)),
+    ] {
+        let mut body = serde_json::json!({ "text": text });
+        if let Some(model) = model {
+            body["model"] = model.into();
+        }
+        let answer = post(server.addr, body.to_string().as_bytes()).await;
+        assert_eq!(answer.status, 200, "{answer:?}");
+        let json = answer.json();
+        assert_eq!(json["model"], model.unwrap_or("test/fake@1"), "{json}");
+        assert_eq!(json["dim"], dim, "{json}");
+        assert_eq!(floats(&json["vector"]), vector, "{model:?}");
+    }
+    // The cache keys on (model, text): the default's vector was cached by the first request and is no answer
+    // for the other model, which embedded the same text itself.
+    assert_eq!(fake.texts_embedded.load(Ordering::SeqCst), 1);
+    assert_eq!(wide.texts_embedded.load(Ordering::SeqCst), 1);
+    let again = post(
+        server.addr,
+        serde_json::json!({ "text": text, "model": "test/wide@6" })
+            .to_string()
+            .as_bytes(),
+    )
+    .await;
+    assert_eq!(again.header("x-cache"), Some("hit"));
+    assert_eq!(floats(&again.json()["vector"]), wide_vector(text));
+    let batch = post(
+        server.addr,
+        br#"{"texts": ["Erbrecht", "Miete"], "model": "test/wide@6", "format": "int8"}"#,
+    )
+    .await
+    .json();
+    assert_eq!(
+        (&batch["model"], &batch["dim"]),
+        (&"test/wide@6".into(), &WIDE_DIM.into())
+    );
+    assert_eq!(batch["int8"][0].as_array().unwrap().len(), WIDE_DIM);
+
+    // A model it does not serve: 400, naming the model asked for and the ones served.
+    let refused = post(
+        server.addr,
+        br#"{"text": "Erbrecht", "model": "google/embeddinggemma-300m@256"}"#,
+    )
+    .await;
+    assert_eq!(
+        refused.assert_error(400, "unknown_model"),
+        r#"model "google/embeddinggemma-300m@256" is not served here; this proxy serves test/fake@1, test/wide@6"#
+    );
+    assert_eq!(wide.texts_embedded.load(Ordering::SeqCst), 3);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_share_one_concurrency_gate() {
+    // One slot, no queue: while the default model computes, a request for the other model is refused at once
+    // (the cores are the machine's, whichever model computes).
+    let (fake, wide) = (slow(1000), Arc::new(Wide::default()));
+    let config = Config {
+        max_concurrency: 1,
+        max_queue: 0,
+        ..test_config()
+    };
+    let server = start_models(
+        config,
+        vec![fake as Arc<dyn EmbeddingBackend>, wide.clone()],
+    )
+    .await;
+    let addr = server.addr;
+    let (a, b) = tokio::join!(post(addr, br#"{"text": "eins"}"#), async {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        post(addr, br#"{"text": "zwei", "model": "test/wide@6"}"#).await
+    });
+    assert_eq!(a.status, 200);
+    b.assert_error(503, "busy");
+    assert_eq!(wide.texts_embedded.load(Ordering::SeqCst), 0);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refuses_to_serve_no_model_or_one_twice() {
+    for (backends, expected) in [
+        (
+            Vec::<Arc<dyn EmbeddingBackend>>::new(),
+            "invalid proxy configuration: no model to serve; name at least one",
+        ),
+        (
+            vec![
+                Arc::new(Fake::default()) as Arc<dyn EmbeddingBackend>,
+                Arc::new(Wide::default()),
+                Arc::new(Fake::default()),
+            ],
+            "invalid proxy configuration: model test/fake@1 is named twice; serve each model once",
+        ),
+    ] {
+        match Server::bind(test_config(), backends).await {
+            Ok(_) => panic!("bound with {expected}"),
+            Err(e) => assert_eq!(e.to_string(), expected),
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -43,8 +43,9 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
         mode_label(outcome.search.mode),
         outcome.retrieval_ms,
         outcome
-            .embed_ms
-            .map(|ms| format!(" · Anfragevektor {ms:.0} ms"))
+            .embedded
+            .as_ref()
+            .map(|e| format!(" · Anfragevektor ({}) {:.0} ms", e.model, e.ms))
             .unwrap_or_default()
     );
     let retrieval = format!("{:.3}", outcome.retrieval_ms);

@@ -28,21 +28,28 @@ pub fn SearchPage() -> impl IntoView {
                     l.expansions.clone(),
                 )
             })?;
-            let (strategy, strategy_bytes, strategy_ms) = ctx.strategy_data.await.map(|s| {
-                let text = format!(
-                    "Strategie {} mit {} Einheiten, Modell {}",
-                    s.entry.strategy,
-                    s.index.bundle.units.len(),
-                    s.entry.model
-                );
-                (text, s.entry.bytes, s.verify_ms)
-            })?;
+            let (strategy, model, strategy_bytes, strategy_ms) =
+                ctx.strategy_data.await.map(|s| {
+                    let text = format!(
+                        "Strategie {} mit {} Einheiten",
+                        s.entry.strategy,
+                        s.index.bundle.units.len(),
+                    );
+                    (text, s.entry.model.clone(), s.entry.bytes, s.verify_ms)
+                })?;
             let synonyms = match &expansions {
                 Some(Ok(words)) => format!(", Synonymtabelle mit {words} Alltagswörtern"),
                 _ => String::new(),
             };
-            let ready =
-                format!("Bereit: {law} ({sections} Paragrafen/Artikel), {strategy}{synonyms}");
+            let ready = format!("Bereit: {law} ({sections} Paragrafen/Artikel), {strategy}, ");
+            // A model used under terms of its own (EmbeddingGemma: the Gemma Terms of Use) links them here.
+            let terms = paragraf_core::models::terms(&model).map(|terms| {
+                view! {
+                    " ("
+                    <a id="model-terms" href=terms.url target="_blank" rel="noopener">{terms.name}</a>
+                    ")"
+                }
+            });
             // A table that did not load is said once; search runs without expansion.
             let expansion_problem = expansions.and_then(Result::err).map(|failure| {
                 view! {
@@ -55,7 +62,9 @@ pub fn SearchPage() -> impl IntoView {
             let verify_ms = format!("{:.1}", law_ms + strategy_ms);
             let verify_bytes = law_bytes + strategy_bytes;
             Ok::<_, Failure>(view! {
-                <p class="loaded" id="loaded" data-verify-ms=verify_ms data-verify-bytes=verify_bytes>{ready}</p>
+                <p class="loaded" id="loaded" data-verify-ms=verify_ms data-verify-bytes=verify_bytes>
+                    {ready}"Modell "<span id="model">{model}</span>{terms}{synonyms}
+                </p>
                 {expansion_problem}
             })
         })

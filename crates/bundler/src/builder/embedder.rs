@@ -143,6 +143,9 @@ impl<'a> Embedder<'a> {
             self.seconds_embedding += started.elapsed().as_secs_f64();
             bar.finish_and_clear();
         }
-        Ok(texts.iter().map(|t| self.output.narrow(&self.memo[*t])).collect())
+        Ok(texts
+            .iter()
+            .map(|t| self.output.narrow(&self.memo[*t]))
+            .collect())
     }
 }

@@ -579,9 +579,7 @@ fn embed_questions(
     }
     let vectors = texts
         .iter()
-        .map(|t| {
-            choice.narrow(cache.get(TextKind::Query, t).expect("cached above"))
-        })
+        .map(|t| choice.narrow(cache.get(TextKind::Query, t).expect("cached above")))
         .collect();
     let mean = if ms.is_empty() {
         f64::NAN

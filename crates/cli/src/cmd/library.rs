@@ -3,13 +3,13 @@
 //! [`SearchOptions`] (query expansion included), one law at a time.
 //!
 //! Everything is loaded on first use and kept (the MCP server answers many calls from one process); each load is
-//! reported on stderr with its time, so the start-up cost is visible. The encoder is the local e5 model unless a
-//! query-embedding proxy is named; either way its model must be the bundle's, since vectors of different models
-//! are not comparable.
+//! reported on stderr with its time, so the start-up cost is visible. The encoder is the bundles' model, run
+//! locally (e5 or EmbeddingGemma, as the manifest names it) unless a query-embedding proxy is named, which must
+//! serve that model: vectors of different models are not comparable.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
@@ -18,7 +18,7 @@ use paragraf_core::bundle::StrategyBundle;
 use paragraf_core::engine::{self, LawIndex, Mode, SearchOptions, StrategyIndex};
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 use paragraf_core::results::{self, LawExpansion, LawSummary, SearchResults, SectionText};
-use paragraf_embed::e5::E5Encoder;
+use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 
 /// Where `paragraf build` writes by default.
@@ -82,35 +82,35 @@ impl Default for ExpansionChoice {
 /// How query vectors are made.
 #[derive(Clone, Debug)]
 pub enum Encoder {
-    /// The local e5 model (`None`: $PARAGRAF_MODEL, else the `paragraf model fetch` cache).
+    /// The bundles' model, run locally; `--model` (a model file or folder, or a name) says where it is
+    /// (`None`: e5 from $PARAGRAF_MODEL, else the `paragraf model fetch` cache; EmbeddingGemma from its cache).
     Local(Option<PathBuf>),
     /// A `paragraf proxy` at this base URL.
     Proxy(String),
 }
 
-/// A loaded query encoder.
+/// A loaded query encoder for one model.
 enum QueryEncoder {
-    Local(Box<E5Encoder>),
+    Local(Box<dyn EmbeddingBackend>),
     Proxy {
         url: String,
-        model: String,
+        /// What the proxy's `/health` said (which models it serves).
+        health: api::Health,
         agent: ureq::Agent,
     },
 }
 
 impl QueryEncoder {
-    fn model(&self) -> &str {
-        match self {
-            QueryEncoder::Local(e) => e.model_id(),
-            QueryEncoder::Proxy { model, .. } => model,
-        }
-    }
-
-    fn embed(&self, question: &str) -> Result<Vec<f32>> {
+    /// Vectors of `model` for `question` (the proxy is asked for `model` by name; a local encoder is loaded for
+    /// its model, see [`load_encoder`]).
+    fn embed(&self, question: &str, model: &str) -> Result<Vec<f32>> {
         match self {
             QueryEncoder::Local(e) => Ok(e.embed(&[question], TextKind::Query)?.remove(0)),
-            QueryEncoder::Proxy { url, agent, .. } => {
-                let body = serde_json::to_string(&api::EmbedRequest::single(question.to_string()))?;
+            QueryEncoder::Proxy { url, agent, health } => {
+                let Some(request) = health.request(question, model) else {
+                    refuse!("{}", not_served(url, health, model));
+                };
+                let body = serde_json::to_string(&request)?;
                 let answer: api::EmbedResponse = proxy_call(
                     url,
                     agent
@@ -118,6 +118,12 @@ impl QueryEncoder {
                         .header("Content-Type", "application/json")
                         .send(body),
                 )?;
+                if answer.model != model {
+                    refuse!(
+                        "the query-embedding proxy at {url} answered with {} vectors but the bundles were built with {model}; vectors of different models are not comparable",
+                        answer.model
+                    );
+                }
                 answer.payload.into_f32().into_iter().next().ok_or_else(|| {
                     anyhow!(Refusal(format!(
                         "the proxy at {url} answered without a vector; most likely it is not a `paragraf proxy`"
@@ -126,6 +132,14 @@ impl QueryEncoder {
             }
         }
     }
+}
+
+/// Why a proxy cannot embed for bundles of `model`, naming both sides.
+fn not_served(url: &str, health: &api::Health, model: &str) -> String {
+    format!(
+        "the query-embedding proxy at {url} serves {} but the bundles were built with {model}; vectors of different models are not comparable. Start the proxy with that model (`paragraf proxy --model ...`), search without it (drop --proxy), or use --mode bm25",
+        health.served_ids().join(", ")
+    )
 }
 
 /// The JSON answer of a proxy request (a type of `paragraf_core::api`), or a refusal saying what went wrong.
@@ -153,15 +167,40 @@ fn proxy_call<T: serde::de::DeserializeOwned>(
     })
 }
 
-fn load_encoder(encoder: &Encoder) -> Result<QueryEncoder> {
+/// The local encoder that computes `model`'s vectors: the bundles' model id names it, `--model` only says where
+/// it is (and must be the same model).
+fn local_choice(model: &str, given: Option<&Path>) -> Result<ModelChoice> {
+    let Some(wanted) = ModelChoice::from_model_id(model) else {
+        refuse!(
+            "the bundles were built with {model}, which paragraf cannot run itself; embed questions with a query-embedding proxy that serves it (--proxy) or use --mode bm25"
+        );
+    };
+    let Some(given) = given else {
+        return Ok(wanted);
+    };
+    let given = ModelChoice::parse(&given.to_string_lossy()).map_err(|e| Refusal(e.to_string()))?;
+    let same_model = matches!(
+        (&wanted, &given),
+        (ModelChoice::E5 { .. }, ModelChoice::E5 { .. })
+            | (ModelChoice::Gemma { .. }, ModelChoice::Gemma { .. })
+    );
+    if !same_model {
+        refuse!(
+            "--model names {given} but the bundles were built with {model}; vectors of different models are not comparable. Name that model's file or folder, or leave --model out"
+        );
+    }
+    Ok(wanted.located(&given))
+}
+
+/// The encoder for bundles of `model`.
+fn load_encoder(encoder: &Encoder, model: &str) -> Result<QueryEncoder> {
     match encoder {
         Encoder::Local(path) => {
-            let path = paragraf_embed::model::resolve_model_path(path.as_deref()).map_err(|e| {
+            let choice = local_choice(model, path.as_deref())?;
+            let backend = choice.load().map_err(|e| {
                 Refusal(format!("{e}. Dense and hybrid search embed the question locally; `--mode bm25` needs no model"))
             })?;
-            Ok(QueryEncoder::Local(Box::new(
-                E5Encoder::load(&path).map_err(|e| Refusal(e.to_string()))?,
-            )))
+            Ok(QueryEncoder::Local(backend))
         }
         Encoder::Proxy(url) => {
             let url = url.trim_end_matches('/').to_string();
@@ -172,11 +211,10 @@ fn load_encoder(encoder: &Encoder) -> Result<QueryEncoder> {
                 .into();
             let health: api::Health =
                 proxy_call(&url, agent.get(format!("{url}{}", api::HEALTH_PATH)).call())?;
-            Ok(QueryEncoder::Proxy {
-                url,
-                model: health.model,
-                agent,
-            })
+            if !health.serves(model) {
+                refuse!("{}", not_served(&url, &health, model));
+            }
+            Ok(QueryEncoder::Proxy { url, health, agent })
         }
     }
 }
@@ -194,7 +232,8 @@ pub struct Library {
     encoder_source: Encoder,
     laws: Mutex<HashMap<String, Arc<LoadedLaw>>>,
     strategies: Mutex<HashMap<(String, String), Arc<StrategyIndex>>>,
-    encoder: OnceLock<std::result::Result<Arc<QueryEncoder>, String>>,
+    /// Query encoders by the bundles' model id.
+    encoders: Mutex<HashMap<String, std::result::Result<Arc<QueryEncoder>, String>>>,
 }
 
 /// Milliseconds since `t0`.
@@ -235,7 +274,7 @@ impl Library {
             encoder_source: encoder,
             laws: Mutex::new(HashMap::new()),
             strategies: Mutex::new(HashMap::new()),
-            encoder: OnceLock::new(),
+            encoders: Mutex::new(HashMap::new()),
         })
     }
 
@@ -366,30 +405,30 @@ impl Library {
         Ok(index)
     }
 
-    /// The query encoder, loaded once (a failure is remembered too: the model does not appear mid-session).
-    fn encoder(&self) -> Result<Arc<QueryEncoder>> {
-        self.encoder
-            .get_or_init(|| {
+    /// The query encoder for bundles of `model`, loaded once (a failure is remembered too: the model does not
+    /// appear mid-session).
+    fn encoder(&self, model: &str) -> Result<Arc<QueryEncoder>> {
+        let mut encoders = self.encoders.lock().expect("encoder cache");
+        encoders
+            .entry(model.to_string())
+            .or_insert_with(|| {
                 let t0 = Instant::now();
-                let loaded = load_encoder(&self.encoder_source).map_err(|e| e.to_string())?;
+                let loaded =
+                    load_encoder(&self.encoder_source, model).map_err(|e| e.to_string())?;
                 let via = match &self.encoder_source {
                     Encoder::Local(_) => "local model".to_string(),
                     Encoder::Proxy(url) => format!("proxy {url}"),
                 };
-                eprintln!(
-                    "query encoder {} ({via}) ready in {:.0} ms",
-                    loaded.model(),
-                    ms(t0)
-                );
+                eprintln!("query encoder {model} ({via}) ready in {:.0} ms", ms(t0));
                 Ok(Arc::new(loaded))
             })
             .clone()
             .map_err(|e| anyhow!(Refusal(e)))
     }
 
-    /// Loads the encoder now (so it can overlap with loading bundles).
-    pub fn warm_encoder(&self) {
-        let _ = self.encoder();
+    /// Loads the encoder for bundles of `model` now (so it can overlap with loading bundles).
+    pub fn warm_encoder(&self, model: &str) {
+        let _ = self.encoder(model);
     }
 
     /// The laws a search covers: those named (checked), else all in the manifest.
@@ -444,14 +483,7 @@ impl Library {
         let vector = if mode == Mode::Bm25 {
             None
         } else {
-            let encoder = self.encoder()?;
-            if encoder.model() != model {
-                refuse!(
-                    "the query encoder computes {} vectors but the {strategy} bundles were built with {model}; vectors of different models are not comparable. Use the bundles' model (--model / --proxy) or --mode bm25",
-                    encoder.model()
-                );
-            }
-            Some(encoder.embed(question)?)
+            Some(self.encoder(&model)?.embed(question, &model)?)
         };
         let options = SearchOptions {
             mode,

@@ -1,4 +1,5 @@
-//! `paragraf proxy`: serve query embeddings over HTTP with the local e5 encoder; `paragraf proxy bench`: load it.
+//! `paragraf proxy`: serve query embeddings over HTTP with the local encoders (e5 by default, EmbeddingGemma on
+//! request, several at once); `paragraf proxy bench`: load it.
 //!
 //! Every setting is a flag with an environment twin (`PARAGRAF_PROXY_*`), so the same binary is configured on a
 //! command line, in a systemd unit or in a container alike. The defaults are the safe ones: loopback only, no
@@ -12,8 +13,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use paragraf_embed::e5::E5Encoder;
-use paragraf_embed::{model, EmbeddingBackend};
+use paragraf_embed::choice::ModelChoice;
+use paragraf_embed::EmbeddingBackend;
 use paragraf_proxy::bench::{self, BenchConfig};
 use paragraf_proxy::Config;
 
@@ -50,9 +51,17 @@ struct ServeArgs {
     /// public use.
     #[arg(long, env = "PARAGRAF_PROXY_BIND", default_value = paragraf_proxy::DEFAULT_BIND)]
     bind: SocketAddr,
-    /// Model file (default: $PARAGRAF_MODEL, else the cache filled by `paragraf model fetch`).
-    #[arg(long, env = "PARAGRAF_PROXY_MODEL")]
-    model: Option<PathBuf>,
+    /// A model to serve: `e5` (multilingual-e5-small; its file is $PARAGRAF_MODEL, else the cache filled by
+    /// `paragraf model fetch`), `embeddinggemma` (768 dims) or `embeddinggemma@256` (also @512, @128), or the
+    /// path of an e5 model file or an EmbeddingGemma folder. Repeat the flag (or separate with commas in the env
+    /// var) to serve several; the first is the default for requests that name none. Default: e5.
+    #[arg(
+        long,
+        env = "PARAGRAF_PROXY_MODEL",
+        value_delimiter = ',',
+        value_parser = ModelChoice::parse
+    )]
+    model: Vec<ModelChoice>,
     /// Browser origin allowed to call the proxy, exactly as sent in the Origin header
     /// (`https://paragraf.example`); repeat the flag or separate with commas in the env var; `*` allows any.
     /// Requests from other origins are refused with 403. Default: none.
@@ -181,20 +190,41 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         shutdown_grace: args.shutdown_grace,
     };
     config.validate()?;
-    let path = model::resolve_model_path(args.model.as_deref())?;
-    let encoder = E5Encoder::load(&path)?;
-    let backend: Arc<dyn EmbeddingBackend> = Arc::new(encoder);
-    let (model_id, dim) = (backend.model_id().to_owned(), backend.dim());
+    let choices = if args.model.is_empty() {
+        vec![ModelChoice::default()]
+    } else {
+        args.model
+    };
+    // Before loading anything: a model named twice would load twice only to be refused.
+    paragraf_proxy::check_models(
+        &choices
+            .iter()
+            .map(ModelChoice::model_id)
+            .collect::<Vec<_>>(),
+    )?;
+    let mut backends: Vec<Arc<dyn EmbeddingBackend>> = Vec::with_capacity(choices.len());
+    for choice in &choices {
+        let backend = choice
+            .load()
+            .with_context(|| format!("cannot load {choice} to serve it"))?;
+        backends.push(Arc::from(backend));
+    }
+    let models = backends
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let default = if i == 0 { ", default" } else { "" };
+            format!("{} (dim {}{default})", b.model_id(), b.dim())
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
     let origins = if config.allow_origins.is_empty() {
         "none".to_owned()
     } else {
         config.allow_origins.join(", ")
     };
-    paragraf_proxy::run_blocking(config, backend, |addr| {
-        eprintln!(
-            "paragraf proxy: model {model_id} (dim {dim}) from {}; allowed origins: {origins}",
-            path.display()
-        );
+    paragraf_proxy::run_blocking(config, backends, |addr| {
+        eprintln!("paragraf proxy: models {models}; allowed origins: {origins}");
         // The one line on stdout: scripts and tests read the bound address (useful with port 0) from it.
         println!("listening on http://{addr}");
         let _ = std::io::stdout().flush();

@@ -23,8 +23,9 @@ pub struct Source {
     /// Embed questions with a query-embedding proxy (`paragraf proxy`) at this URL instead of the local model.
     #[arg(long, value_name = "URL", conflicts_with = "model")]
     pub proxy: Option<String>,
-    /// The e5 model file (default: $PARAGRAF_MODEL, else the cache filled by `paragraf model fetch`).
-    #[arg(long, value_name = "FILE")]
+    /// Where the bundles' model is: an e5 model file or an EmbeddingGemma folder (default: e5 from
+    /// $PARAGRAF_MODEL, else the cache filled by `paragraf model fetch`; EmbeddingGemma from its fetch cache).
+    #[arg(long, value_name = "PATH")]
     pub model: Option<PathBuf>,
 }
 
@@ -93,11 +94,11 @@ pub fn run(args: SearchArgs) -> Result<()> {
     let expansion = ExpansionChoice::new(args.expansion_weight, args.without.clone())?;
     let lib = args.source.open()?;
     let mode = args.mode;
-    let (laws, _) = lib.plan(&args.law, &args.strategy)?;
+    let (laws, model) = lib.plan(&args.law, &args.strategy)?;
     // The model loads on a second thread while the bundles load on this one (both cores busy).
     std::thread::scope(|s| -> Result<()> {
         if mode != Mode::Bm25 {
-            s.spawn(|| lib.warm_encoder());
+            s.spawn(|| lib.warm_encoder(&model));
         }
         for law in &laws {
             let loaded = lib.law(law)?;

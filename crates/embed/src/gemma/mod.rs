@@ -34,7 +34,7 @@ use bpe::Bpe;
 use safetensors::SafeTensors;
 
 /// Model id in bundles for full-size vectors; Matryoshka prefixes add `@<dims>` (e.g. `…@256`).
-pub const MODEL_ID: &str = "google/embeddinggemma-300m";
+pub const MODEL_ID: &str = paragraf_core::models::GEMMA_MODEL_ID;
 /// Prompt before questions.
 pub const QUERY_PROMPT: &str = "task: search result | query: ";
 /// Prompt before statute units (no title).
@@ -42,7 +42,7 @@ pub const DOCUMENT_PROMPT: &str = "title: none | text: ";
 /// Longest input in tokens, `<bos>` and `<eos>` included (the model's maximum).
 pub const DEFAULT_MAX_TOKENS: usize = 2048;
 /// Matryoshka sizes the model was trained for.
-pub const DIMS: [usize; 4] = [768, 512, 256, 128];
+pub const DIMS: [usize; 4] = paragraf_core::models::GEMMA_DIMS;
 /// Soft cap on tokens per forward pass (bounds the activation memory of large batches).
 const CHUNK_TOKENS: usize = 8192;
 
@@ -281,11 +281,7 @@ impl GemmaEncoder {
             return Err(EmbedError::UnsupportedDims { dims });
         }
         self.dims = dims;
-        self.model_id = if dims == self.hidden {
-            MODEL_ID.to_string()
-        } else {
-            format!("{MODEL_ID}@{dims}")
-        };
+        self.model_id = paragraf_core::models::gemma_model_id(dims);
         Ok(self)
     }
 
