@@ -1,6 +1,6 @@
 //! The bounded fuzz run of every `cargo test`: a fixed seed, [`INPUTS`] mutated inputs per target, over the readers
-//! of untrusted files — law and strategy bundles (then index and search), the manifest, the law XML parser and
-//! the model container. Seeds are real files (the GG test bundles, the GG's XML) plus a tiny model container;
+//! of untrusted files — law and strategy bundles (then index and search), expansion tables (then expansion and
+//! weighted search), the manifest, the law XML parser and the model container. Seeds are real files (the GG test bundles, the GG's XML) plus a tiny model container;
 //! mutation and the per-input work are `paragraf_core::fuzz`'s, shared with the cargo-fuzz targets for long runs.
 //! A panic, an abort or an endless loop fails the test; each target also must decode some of its inputs, so the
 //! run provably reaches past the checksums.
@@ -91,6 +91,25 @@ fn strategy_bundles_with_index_and_search() {
             fuzz::strategy_bundle(&law, input);
             StrategyBundle::from_bytes(input).is_ok()
         },
+    );
+}
+
+#[test]
+fn expansion_files_with_expansion_and_search() {
+    let dir = gg_bundles();
+    let manifest = Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let file = manifest.laws[0]
+        .expansions
+        .as_ref()
+        .and_then(|e| e.file())
+        .expect("the GG test bundles have an expansion table");
+    let seeds = vec![std::fs::read(dir.join(file)).unwrap()];
+    let law = fuzz::law_bundle(&bundle_files("law")[0]).expect("the GG law bundle decodes");
+    run(
+        "expansion file",
+        &seeds,
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::expansion::MAGIC),
+        |input| fuzz::expansion_file(input, Some(&law)),
     );
 }
 

@@ -8,6 +8,7 @@
 
 use crate::bundle::{frame_payload, BundleKind, LawBundle, StrategyBundle, HEADER_LEN};
 use crate::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
+use crate::expansion::{expand, weighted_terms, ExpansionFile, MAGIC as EXPANSION_MAGIC};
 use crate::rng::SplitMix64;
 
 /// Byte values that often sit on a decoder's edges (lengths, varint continuation, signs).
@@ -126,6 +127,35 @@ pub fn strategy_bundle(law: &LawIndex, bytes: &[u8]) {
         };
         let _ = search(law, Some(&strategy), "Kündigung", Some(&query), &options);
     }
+}
+
+/// What an expansion file goes through in the browser: decode (with the table's invariants), then expansion of a
+/// few lay queries with a word removed and, given a `law`, the weighted BM25 search behind it (the table's stems
+/// need not be the law's). Returns whether it decoded; errors are fine, panics are bugs.
+pub fn expansion_file(bytes: &[u8], law: Option<&LawIndex>) -> bool {
+    let Ok(file) = ExpansionFile::from_bytes(bytes) else {
+        return false;
+    };
+    let removed = ["Sicherheit".to_string()];
+    for query in [
+        "Kaution zurück",
+        "Mietkaution Handy Chef",
+        "Kirche",
+        "§ 1 ä ß",
+    ] {
+        let expansions = expand(query, &file.table, &removed);
+        if let Some(law) = law {
+            let terms = weighted_terms(law.bm25(), query, &expansions, 0.35);
+            let _ = law.lexical_weighted(&terms, 10);
+        }
+    }
+    true
+}
+
+/// Raw bytes as an expansion file, and as the payload behind a valid header: the cargo-fuzz target's body.
+pub fn expansion_file_bytes(bytes: &[u8]) {
+    let _ = expansion_file(bytes, None);
+    let _ = expansion_file(&frame_payload(EXPANSION_MAGIC, bytes), None);
 }
 
 /// Raw bytes as a strategy bundle, and the same bytes as the payload behind a valid header (so that arbitrary
