@@ -22,6 +22,7 @@ use crate::search::bm25::{Bm25Index, Bm25Params};
 use crate::search::citation::{cited_first, cited_sections};
 use crate::search::exact::top_rows;
 use crate::search::fusion::{reciprocal_rank_fusion, Ranked, DEFAULT_RRF_K};
+use crate::search::graph::CitationGraph;
 use crate::search::hnsw::Hnsw;
 use crate::search::raptor;
 use crate::search::{Hit, DEFAULT_SECTION_K, DEFAULT_UNIT_K};
@@ -184,6 +185,8 @@ pub struct SearchOptions {
     /// BM25 weight of the words query expansion adds, relative to the user's own words (0: no expansion); used
     /// when the law has an expansion table ([`LawIndex::with_expansions`]). See [`DEFAULT_EXPANSION_WEIGHT`].
     pub expansion_weight: f32,
+    /// Weight of the citation-graph spread over the section ranking ([`crate::search::graph`]; 0: off).
+    pub graph_weight: f32,
 }
 
 /// Default [`SearchOptions::expansion_weight`] (the app, `paragraf search`, MCP): the weight that 5-fold
@@ -208,6 +211,7 @@ impl Default for SearchOptions {
             raptor_beam: 20,
             citations_first: true,
             expansion_weight: DEFAULT_EXPANSION_WEIGHT,
+            graph_weight: 0.0,
         }
     }
 }
@@ -221,6 +225,8 @@ pub struct LawIndex {
     bm25_sections: Vec<u32>,
     /// Lay word -> statute words, when the build made a table for this law.
     expansions: Option<ExpansionTable>,
+    /// The law's in-law citations, for graph-aware ranking.
+    graph: CitationGraph,
 }
 
 /// What a section is searched by lexically: its heading line (`title_weight` times: BM25 has no fields, so a
@@ -250,6 +256,7 @@ impl LawIndex {
             .collect();
         let bm25 = Bm25Index::build(&docs, Default::default(), Bm25Params::default());
         LawIndex {
+            graph: CitationGraph::new(&law),
             law,
             bm25,
             bm25_sections,
@@ -511,8 +518,14 @@ pub fn search_expanded(
             law.lexical_weighted(&terms, k)
         }
     };
+    // The graph walk re-ranks a deeper list, so that sections just below the cut can rise.
+    let first_k = if options.graph_weight > 0.0 {
+        depth
+    } else {
+        options.section_k
+    };
     let (ranking, units) = match (options.mode, dense_input) {
-        (Mode::Dense, Some((s, v))) => s.dense(v, options, options.section_k)?,
+        (Mode::Dense, Some((s, v))) => s.dense(v, options, first_k)?,
         (Mode::Hybrid, Some((s, v))) => {
             let (dense, units) = s.dense(v, options, depth)?;
             let lexical = lexical(depth);
@@ -530,12 +543,15 @@ pub fn search_expanded(
                     },
                 ],
                 options.rrf_k,
-                options.section_k,
+                first_k,
             );
             (fused, units)
         }
-        _ => (lexical(options.section_k), Vec::new()),
+        _ => (lexical(first_k), Vec::new()),
     };
+    let ranking = law
+        .graph
+        .rerank(&ranking, options.graph_weight, options.section_k);
     let cited: Vec<u32> = if options.citations_first {
         cited_sections(text, &law.law)
             .into_iter()

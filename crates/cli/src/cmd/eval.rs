@@ -81,7 +81,11 @@ pub struct EvalArgs {
     /// the weight mixes in the vector of the question with its added words.
     #[arg(long, value_delimiter = ',', default_value = "0")]
     expansion_weight: Vec<f32>,
-    /// Folds of the --expansion-weight cross-validation.
+    /// Weight of the citation-graph spread over each section ranking (0: off; `search::graph`). Several
+    /// comma-separated weights: chosen by k-fold cross-validation like --expansion-weight (`graph-cv.md`).
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    graph_weight: Vec<f32>,
+    /// Folds of the --expansion-weight / --graph-weight cross-validation.
     #[arg(long, default_value_t = 5)]
     folds: usize,
     /// Put sections cited in the question first (off: questions are judged on retrieval alone).
@@ -193,6 +197,21 @@ pub fn run(args: EvalArgs) -> Result<()> {
     {
         refuse!("--expansion-weight {w}: weights must be 0 or more");
     }
+    if let Some(w) = args
+        .graph_weight
+        .iter()
+        .find(|w| !(w.is_finite() && **w >= 0.0))
+    {
+        refuse!("--graph-weight {w}: weights must be 0 or more");
+    }
+    let tuned = match (args.expansion_weight.len() > 1, args.graph_weight.len() > 1) {
+        (true, true) => refuse!(
+            "cross-validate one thing at a time: several --expansion-weight values or several --graph-weight values"
+        ),
+        (true, false) => Some(Tuned::Expansion),
+        (false, true) => Some(Tuned::Graph),
+        (false, false) => None,
+    };
     let law_index = LawIndex::with_title_weight(law, args.title_weight as usize);
     let law_index = if args.expansion_weight.iter().any(|&w| w > 0.0) {
         match paragraf_bundler::expansion::read_expansions(&args.bundles, law_entry)? {
@@ -222,6 +241,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         dense_weight: args.dense_weight,
         citations_first: args.citations,
         expansion_weight: args.expansion_weight[0],
+        graph_weight: args.graph_weight[0],
         ..SearchOptions::default()
     };
     let settings = Settings {
@@ -236,7 +256,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
     };
     let clock = Instant::now();
     let now_ms = || clock.elapsed().as_secs_f64() * 1e3;
-    if args.expansion_weight.len() > 1 {
+    if let Some(tuned) = tuned {
         let strategies = entries
             .iter()
             .map(|e| {
@@ -262,8 +282,8 @@ pub fn run(args: EvalArgs) -> Result<()> {
         }
         // Dense expansion embeds the expanded question as a second vector (`expansion::expanded_text`) and
         // mixes it in with the weight (`expansion::mix_vectors`).
-        let expanded_vectors = match (modes.contains(&Mode::Dense), law_index.expansions()) {
-            (true, Some(table)) => {
+        let expanded_vectors = match (tuned, modes.contains(&Mode::Dense), law_index.expansions()) {
+            (Tuned::Expansion, true, Some(table)) => {
                 let expanded: Vec<String> = texts
                     .iter()
                     .map(|t| expanded_text(t, &expand(t, table, &[])))
@@ -277,7 +297,8 @@ pub fn run(args: EvalArgs) -> Result<()> {
             runs: 1,
             ..settings
         };
-        let text = expansion_cv(
+        let text = weight_cv(
+            tuned,
             &law_index,
             &runs,
             queries,
@@ -293,7 +314,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             .unwrap_or_else(|| args.bundles.join("report"));
         std::fs::create_dir_all(&out)
             .with_context(|| format!("cannot create {}", out.display()))?;
-        let path = out.join("expansion-cv.md");
+        let path = out.join(tuned.file());
         std::fs::write(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
         print!("{text}");
         println!("\nreport: {}", path.display());
@@ -374,12 +395,46 @@ pub fn run(args: EvalArgs) -> Result<()> {
     Ok(())
 }
 
-/// `--expansion-weight` with several weights: per run, Recall@10 under each weight, the weight chosen by k-fold
-/// cross-validation, and the held-out result against no expansion (bootstrap CI, paired permutation test,
-/// Holm-corrected over the runs), as Markdown. BM25 and hybrid weigh the added words in BM25; dense mixes in
-/// the expanded question's vector (`expanded`) with the weight.
+/// What a cross-validation tunes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tuned {
+    /// `--expansion-weight`.
+    Expansion,
+    /// `--graph-weight`.
+    Graph,
+}
+
+impl Tuned {
+    fn weights(self, args: &EvalArgs) -> &[f32] {
+        match self {
+            Tuned::Expansion => &args.expansion_weight,
+            Tuned::Graph => &args.graph_weight,
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Tuned::Expansion => "Query expansion",
+            Tuned::Graph => "Graph-aware ranking",
+        }
+    }
+
+    fn file(self) -> &'static str {
+        match self {
+            Tuned::Expansion => "expansion-cv.md",
+            Tuned::Graph => "graph-cv.md",
+        }
+    }
+}
+
+/// Several `--expansion-weight` or `--graph-weight` values: per run, Recall@10 under each weight, the weight
+/// chosen by k-fold cross-validation, and the held-out result against weight 0 (bootstrap CI, paired
+/// permutation test, Holm-corrected over the runs), as Markdown. Expansion: BM25 and hybrid weigh the added
+/// words in BM25, dense mixes in the expanded question's vector (`expanded`) with the weight. Graph: the
+/// citation walk re-ranks every run's sections.
 #[allow(clippy::too_many_arguments)]
-fn expansion_cv(
+fn weight_cv(
+    tuned: Tuned,
     law: &LawIndex,
     runs: &[(Option<&StrategyIndex>, &str, Mode)],
     queries: Queries,
@@ -392,10 +447,21 @@ fn expansion_cv(
     use paragraf_core::eval::cv::cross_validate;
     use paragraf_core::eval::stats::{bootstrap_ci, holm, paired_permutation_test};
     use std::fmt::Write;
-    let weights = &args.expansion_weight;
+    let weights = tuned.weights(args);
     let mut rows = Vec::new();
     for &(strategy, name, mode) in runs {
         let recall = |w: f32| -> Result<Vec<f64>> {
+            if tuned == Tuned::Graph {
+                let options = SearchOptions {
+                    mode,
+                    graph_weight: w,
+                    ..*base
+                };
+                return Ok(
+                    evaluate(law, strategy, name, queries, &options, settings, now_ms)?
+                        .recall10_per_question,
+                );
+            }
             let (bm25_weight, mixed) = match (mode, queries.vectors, expanded) {
                 (Mode::Dense, Some(own), Some(expanded)) => {
                     let mixed: Vec<Vec<f32>> = own
@@ -442,7 +508,8 @@ fn expansion_cv(
         Ok(format!("{:.4} [{lo:.4}, {hi:.4}]", mean(v)))
     };
     let mut md = format!(
-        "# Query expansion, {}-fold cross-validation (seed {}), {} questions\n\n",
+        "# {}, {}-fold cross-validation (seed {}), {} questions\n\n",
+        tuned.title(),
         args.folds,
         args.seed,
         queries.texts.len()
@@ -489,8 +556,8 @@ fn expansion_cv(
             held.join(", ")
         )?;
     }
-    // Which questions changed, and what was added to them: to read them, not to tune on them.
-    writeln!(md, "\nQuestions whose held-out Recall@10 changed (question number in the file, words added, gold sections):\n")?;
+    // Which questions changed (and, for expansion, what was added to them): to read them, not to tune on them.
+    writeln!(md, "\nQuestions whose held-out Recall@10 changed (question number in the file, words added by expansion, gold sections):\n")?;
     for (name, mode, _, baseline, cv, _) in &rows {
         for (i, (with, without)) in cv.per_question.iter().zip(baseline).enumerate() {
             if with == without {
@@ -498,6 +565,7 @@ fn expansion_cv(
             }
             let added = law
                 .expansions()
+                .filter(|_| tuned == Tuned::Expansion)
                 .map(|table| expand(&queries.texts[i], table, &[]))
                 .unwrap_or_default()
                 .iter()

@@ -3,7 +3,8 @@
 //! The query protocol is the paper's: score indexed units (exactly, through HNSW or routed down a RAPTOR
 //! tree: [`exact`], [`hnsw`], [`raptor`]; or with [`bm25`]), keep the top 100, propagate their scores to the
 //! sections they belong to ([`aggregate`]), keep the top 10 distinct sections; optionally fuse lexical and dense
-//! section rankings ([`fusion`]), with cited sections ([`citation`]) ahead of everything. The protocol itself
+//! section rankings ([`fusion`]) and spread scores over the citation graph ([`graph`]), with cited sections
+//! ([`citation`]) ahead of everything. The protocol itself
 //! — which of these run, in which order — has one owner, [`crate::engine::search`]; this module holds the
 //! kernels.
 //!
@@ -15,6 +16,7 @@ pub mod bm25;
 pub mod citation;
 pub mod exact;
 pub mod fusion;
+pub mod graph;
 pub mod hnsw;
 pub mod raptor;
 mod varint;
