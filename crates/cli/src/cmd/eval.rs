@@ -575,9 +575,15 @@ fn weight_cv(
                 })
                 .collect::<Vec<_>>()
                 .join("; ");
+            // Gold ids not in the corpus are placeholders past the sections (`Gold::map`): shown as such.
             let gold: Vec<&str> = queries.gold[i]
                 .iter()
-                .map(|&s| law.law.sections[s as usize].designation.as_str())
+                .map(|&s| {
+                    law.law
+                        .sections
+                        .get(s as usize)
+                        .map_or("(not in the corpus)", |s| s.designation.as_str())
+                })
                 .collect();
             writeln!(
                 md,
