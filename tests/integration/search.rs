@@ -349,6 +349,12 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
     }
     // Easy questions about a 40-norm law; the best possible mean Recall@10 is 0.875 (Art 999 does not exist).
     assert!(recall10(&rows[2]) >= 0.5, "{}", rows[2]);
+    // Per-question Recall@10, one column per run, for comparisons across bundle folders.
+    let tsv = std::fs::read_to_string(out.join("recall10.tsv")).unwrap();
+    let lines: Vec<&str> = tsv.lines().collect();
+    assert_eq!(lines.len(), 5, "header + 4 questions: {tsv}");
+    assert_eq!(lines[0].split('\t').collect::<Vec<_>>(), modes, "{tsv}");
+    assert_eq!(lines[1].split('\t').count(), 5, "{tsv}");
     for chart in ["recall10.svg", "latency.svg", "size.svg", "build_time.svg"] {
         let svg = std::fs::read_to_string(out.join(chart)).unwrap();
         assert!(

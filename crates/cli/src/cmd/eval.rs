@@ -3,7 +3,8 @@
 //! Per strategy and mode it runs the paper's protocol with the same engine the browser uses, scores the
 //! rankings (Recall@1/5/10/25/100, MRR@10, nDCG@10), times retrieval alone (query embedding excluded, 5 runs),
 //! and tests the differences: Friedman over all strategies, paired permutation tests against `section` with
-//! Holm's correction, bootstrap confidence intervals. Output: `report.md`, `report.json` and SVG charts.
+//! Holm's correction, bootstrap confidence intervals. Output: `report.md`, `report.json`, SVG charts and
+//! `recall10.tsv` (Recall@10 per question and run, to compare runs of other bundle folders question by question).
 //!
 //! The harness itself (gold mapping, evaluation, significance, the report's format) is pure and lives in
 //! [`paragraf_core::eval`]; this module reads the files, embeds the questions, shows progress and renders.
@@ -363,6 +364,25 @@ pub fn run(args: EvalArgs) -> Result<()> {
     bar.finish_and_clear();
 
     let friedman = significance(&mut evaluations, &settings)?;
+    // Recall@10 per question and run, so runs of other bundle folders (another model) can be compared
+    // question by question: one column per run, one row per question, in file order.
+    let per_question = {
+        let mut tsv = evaluations
+            .iter()
+            .map(|e| format!("{} {}", e.row.strategy, e.row.mode))
+            .collect::<Vec<_>>()
+            .join("\t");
+        tsv.push('\n');
+        for i in 0..questions.len() {
+            let cells: Vec<String> = evaluations
+                .iter()
+                .map(|e| format!("{:.4}", e.recall10_per_question[i]))
+                .collect();
+            tsv.push_str(&cells.join("\t"));
+            tsv.push('\n');
+        }
+        tsv
+    };
     let report = Report {
         generator: paragraf_bundler::builder::GENERATOR.to_string(),
         questions: questions.len(),
@@ -390,6 +410,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| args.bundles.join("report"));
     write_report(&report, &out)?;
+    paragraf_fs::write_atomic(&out.join("recall10.tsv"), per_question.as_bytes())?;
     print!("{}", markdown(&report));
     println!("\nreport: {}", out.join("report.md").display());
     Ok(())
