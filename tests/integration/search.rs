@@ -363,6 +363,36 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
         );
     }
 
+    // The same run against itself as the baseline: every run paired with `section` of its mode.
+    let again = dir.path().join("again");
+    run_ok(&[
+        "eval",
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "--strategies",
+        "section",
+        "--modes",
+        "dense",
+        "--runs",
+        "1",
+        "--rounds",
+        "200",
+        "--out",
+        again.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+        "--baseline",
+        out.join("recall10.tsv").to_str().unwrap(),
+    ]);
+    let baseline = std::fs::read_to_string(again.join("baseline.md")).unwrap();
+    let row = baseline
+        .lines()
+        .find(|l| l.starts_with("| section dense |"))
+        .unwrap_or_else(|| panic!("{baseline}"));
+    assert!(row.contains("| section dense | ") && row.contains("| +0.0000 | 1.0000 |"), "{baseline}");
+
     // Query expansion by cross-validation: every mode, the weight chosen per fold, the changed questions listed.
     let lay = dir.path().join("lay.json");
     std::fs::write(

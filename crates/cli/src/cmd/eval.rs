@@ -107,6 +107,11 @@ pub struct EvalArgs {
     /// Where report.md, report.json and the charts go (default: the report folder inside --bundles).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// `recall10.tsv` of an earlier eval on the same questions (another bundle folder, e.g. another model):
+    /// every run here is compared with its `section` run of the same mode, question by question (paired
+    /// permutation test, Holm over the runs), in `baseline.md`.
+    #[arg(long, value_name = "TSV")]
+    baseline: Option<PathBuf>,
     /// The model for the questions: a name (`e5`, `embeddinggemma@256`, …), an e5 model file or an
     /// EmbeddingGemma folder (default: the model the bundles were built with, from the fetch cache). Must be the
     /// bundles' model.
@@ -412,6 +417,11 @@ pub fn run(args: EvalArgs) -> Result<()> {
     write_report(&report, &out)?;
     paragraf_fs::write_atomic(&out.join("recall10.tsv"), per_question.as_bytes())?;
     print!("{}", markdown(&report));
+    if let Some(path) = &args.baseline {
+        let text = against_baseline(&report, &per_question, path, &settings)?;
+        paragraf_fs::write_atomic(&out.join("baseline.md"), text.as_bytes())?;
+        print!("\n{text}");
+    }
     println!("\nreport: {}", out.join("report.md").display());
     Ok(())
 }
@@ -735,6 +745,82 @@ fn markdown(report: &Report) -> String {
         "\nThe paper reports {PAPER_LATENCY_MS} ms per query for the same protocol (100 units, aggregation to sections); the slowest row here takes {slowest:.2} ms.\n"
     );
     md
+}
+
+/// Columns of a `recall10.tsv`: run name -> Recall@10 per question.
+fn read_recall_tsv(text: &str) -> Option<Vec<(String, Vec<f64>)>> {
+    let mut lines = text.lines();
+    let mut columns: Vec<(String, Vec<f64>)> = lines
+        .next()?
+        .split('\t')
+        .map(|name| (name.to_string(), Vec::new()))
+        .collect();
+    for line in lines {
+        let cells: Vec<&str> = line.split('\t').collect();
+        if cells.len() != columns.len() {
+            return None;
+        }
+        for (column, cell) in columns.iter_mut().zip(cells) {
+            column.1.push(cell.parse().ok()?);
+        }
+    }
+    Some(columns)
+}
+
+/// `--baseline`: each run of this eval against the baseline's `section` run of the same mode, as Markdown.
+fn against_baseline(
+    report: &Report,
+    per_question: &str,
+    path: &Path,
+    settings: &Settings,
+) -> Result<String> {
+    use paragraf_core::eval::stats::{holm, paired_permutation_test};
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the baseline {}", path.display()))?;
+    let Some(baseline) = read_recall_tsv(&text) else {
+        refuse!(
+            "{} is not a recall10.tsv of `paragraf eval`",
+            path.display()
+        );
+    };
+    let ours = read_recall_tsv(per_question).expect("written above");
+    let mut rows = Vec::new();
+    for (name, recall) in &ours {
+        let mode = name.rsplit(' ').next().unwrap_or_default();
+        let Some((base_name, base)) = baseline
+            .iter()
+            .find(|(n, _)| *n == format!("section {mode}"))
+        else {
+            continue;
+        };
+        if base.len() != recall.len() {
+            refuse!(
+                "the baseline {} has {} questions, this run {}: evaluate the same questions (--questions, --limit)",
+                path.display(),
+                base.len(),
+                recall.len()
+            );
+        }
+        let p = paired_permutation_test(recall, base, settings.rounds, settings.seed)?.p_value;
+        rows.push((name, base_name, mean(recall), mean(base), p));
+    }
+    let adjusted = holm(&rows.iter().map(|r| r.4).collect::<Vec<_>>());
+    let mut md = format!(
+        "# Against the baseline {} ({} questions)\n\n| run | R@10 | baseline run | baseline R@10 | Δ | p (Holm) |\n|---|---|---|---|---|---|\n",
+        path.display(),
+        report.questions
+    );
+    for ((name, base_name, ours, theirs, _), p) in rows.iter().zip(adjusted) {
+        md.push_str(&format!(
+            "| {name} | {ours:.4} | {base_name} | {theirs:.4} | {:+.4} | {p:.4} |\n",
+            ours - theirs
+        ));
+    }
+    Ok(md)
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len().max(1) as f64
 }
 
 /// Query latency range of the paper's strategies on the BGB (section 4), for comparison in the report.
