@@ -391,7 +391,10 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
         .lines()
         .find(|l| l.starts_with("| section dense |"))
         .unwrap_or_else(|| panic!("{baseline}"));
-    assert!(row.contains("| section dense | ") && row.contains("| +0.0000 | 1.0000 |"), "{baseline}");
+    assert!(
+        row.contains("| section dense | ") && row.contains("| +0.0000 | 1.0000 |"),
+        "{baseline}"
+    );
 
     // Query expansion by cross-validation: every mode, the weight chosen per fold, the changed questions listed.
     let lay = dir.path().join("lay.json");
