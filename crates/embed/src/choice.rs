@@ -136,7 +136,7 @@ impl ModelChoice {
         }
     }
 
-    /// The query encoder: vectors of [`Self::dims`] with [`Self::model_id`] (the proxy and `paragraf search`).
+    /// The query encoder: vectors of the chosen width with [`Self::model_id`] (the proxy and `paragraf search`).
     pub fn load(&self) -> Result<Box<dyn EmbeddingBackend>, EmbedError> {
         match self {
             ModelChoice::E5 { .. } => self.load_full(LongTextPolicy::default()),
