@@ -533,7 +533,6 @@ fn weight_cv(
         rows.push((name, mode, scores, baseline, cv, p));
     }
     let adjusted = holm(&rows.iter().map(|r| r.5).collect::<Vec<_>>());
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let ci = |v: &[f64]| -> Result<String> {
         let (lo, hi) = bootstrap_ci(v, 0.95, settings.rounds, settings.seed)?;
         Ok(format!("{:.4} [{lo:.4}, {hi:.4}]", mean(v)))
