@@ -568,3 +568,36 @@ fn model_bench_reports_speed_per_model_side_by_side() {
     assert_eq!(failed.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&failed.stderr).contains("neither a model name"));
 }
+
+/// What a visitor can paste into the browser's search box goes through the same encoder code natively: a 100 kB
+/// question, emoji, right-to-left text, HTML and control characters are embedded (truncated to the first 510
+/// tokens), never a trap.
+#[test]
+fn hostile_questions_embed_with_the_documented_truncation() {
+    use paragraf_core::encoder::TextKind;
+    let encoder = crate::util::encoder();
+    let pasted = "Mietkaution zurück? ".repeat(5_000);
+    assert!(pasted.len() >= 100_000);
+    let texts = [
+        pasted.as_str(),
+        "🏠🔑💶 Kaution 🙏",
+        "هل يجوز للمؤجر أن يحتفظ بالكفالة؟ שלום",
+        "<script>alert('§ 551')</script><b>Kaution</b>",
+        "\u{202e}noituaK\u{0}\u{feff}",
+    ];
+    for text in texts {
+        let ids = encoder.content_ids(text, TextKind::Query);
+        let v = &encoder.embed_texts(&[text], TextKind::Query)[0];
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!(
+            (norm - 1.0).abs() < 1e-4 && v.iter().all(|x| x.is_finite()),
+            "{text:.40}: norm {norm}"
+        );
+        if ids.len() > encoder.window_tokens() {
+            // Truncation: the first 510 tokens decide.
+            let head = encoder.embed_ids(&[ids[..encoder.window_tokens()].to_vec()]);
+            assert_eq!(&head[0], v, "{text:.40}");
+        }
+    }
+    assert!(encoder.content_ids(&pasted, TextKind::Query).len() > 510);
+}

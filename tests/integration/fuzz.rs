@@ -1,6 +1,7 @@
 //! The bounded fuzz run of every `cargo test`: a fixed seed, [`INPUTS`] mutated inputs per target, over the readers
 //! of untrusted files — law and strategy bundles (then index and search), expansion tables (then expansion and
-//! weighted search), the manifest, the law XML parser and the model container. Seeds are real files (the GG test bundles, the GG's XML) plus a tiny model container;
+//! weighted search), the browser's e5 model file (then embedding), the manifest, the law XML parser and the model
+//! container. Seeds are real files (the GG test bundles, the GG's XML) plus a tiny model container;
 //! mutation and the per-input work are `paragraf_core::fuzz`'s, shared with the cargo-fuzz targets for long runs.
 //! A panic, an abort or an endless loop fails the test; each target also must decode some of its inputs, so the
 //! run provably reaches past the checksums.
@@ -110,6 +111,22 @@ fn expansion_files_with_expansion_and_search() {
         &seeds,
         |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::expansion::MAGIC),
         |input| fuzz::expansion_file(input, Some(&law)),
+    );
+}
+
+#[test]
+fn browser_model_files() {
+    // The tiny model (the real file is 22 MB: 20,000 copies would take minutes, and every shape check is the same).
+    let seeds = vec![paragraf_core::encoder::file::ModelFile {
+        model: paragraf_core::models::E5_MODEL_ID.into(),
+        weights: fuzz::tiny_e5_weights().prune([5, 9]),
+    }
+    .to_bytes()];
+    run(
+        "browser model file",
+        &seeds,
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::encoder::file::MAGIC),
+        fuzz::model_file,
     );
 }
 

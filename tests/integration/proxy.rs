@@ -10,7 +10,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use paragraf_embed::e5::E5Encoder;
+use paragraf_embed::e5;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use serde_json::Value;
 
@@ -106,7 +106,7 @@ fn proxy_serves_the_same_vectors_as_the_cli_and_the_library() {
     let served = floats(&json["vector"]);
 
     // The library's query embedding, bit for bit (f32 survives JSON exactly).
-    let encoder = E5Encoder::load(&model_path()).expect("load model");
+    let encoder = e5::load(&model_path()).expect("load model");
     let library = encoder
         .embed(&[QUESTION], TextKind::Query)
         .unwrap()

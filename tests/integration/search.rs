@@ -453,6 +453,41 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
         .collect();
     assert_eq!(bm25_row.len(), 3, "{cv}");
     assert!(bm25_row[1] > bm25_row[0], "expansion helps BM25 here: {cv}");
+    // The dense weight of hybrid fusion, the same way: baseline equal weights (W=1, the --bm25-weight).
+    let fusion_out = dir.path().join("fusion");
+    run_ok(&[
+        "eval",
+        "--questions",
+        lay.to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "--strategies",
+        "section",
+        "--modes",
+        "hybrid",
+        "--dense-weight",
+        "0,1,4",
+        "--folds",
+        "2",
+        "--rounds",
+        "200",
+        "--out",
+        fusion_out.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+    ]);
+    let cv = std::fs::read_to_string(fusion_out.join("fusion-cv.md")).unwrap();
+    assert!(
+        cv.starts_with(
+            "# Hybrid fusion, dense weight, 2-fold cross-validation (seed 42), 4 questions"
+        ),
+        "{cv}"
+    );
+    assert!(cv.contains("| run | mode | W=0 | W=1 | W=4 |"), "{cv}");
+    assert!(cv.contains("| R@10 at W=1 [95% CI] |"), "{cv}");
+    // Only hybrid runs, in both tables.
+    assert_eq!(cv.matches("| section | hybrid |").count(), 2, "{cv}");
+    assert_eq!(cv.matches("| sections | bm25 |").count(), 0, "{cv}");
 
     // Bad input is explained on one line with its causes, and exits 2 (fix the input or the invocation).
     let failure = |extra: &[&str]| {
@@ -534,6 +569,34 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("--expansion-weight -1: weights must be 0 or more"),
+        "{err}"
+    );
+    let (code, err) = failure(&[
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "--dense-weight",
+        "1,2",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("several --dense-weight values cross-validate hybrid fusion, which dense and BM25 runs do not use: pass --modes hybrid"),
+        "{err}"
+    );
+    let (code, err) = failure(&[
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "--dense-weight",
+        "1,2",
+        "--graph-weight",
+        "0,1",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("cross-validate one thing at a time: several values for only one of --expansion-weight, --graph-weight, --dense-weight"),
         "{err}"
     );
     let failed = run(&["eval", "--title-weight", "0"]);

@@ -205,9 +205,7 @@ pub fn fake_proxy(health: serde_json::Value) -> String {
 /// The real encoder, loaded once per test run.
 pub fn encoder() -> &'static paragraf_embed::e5::E5Encoder {
     static ENCODER: std::sync::OnceLock<paragraf_embed::e5::E5Encoder> = std::sync::OnceLock::new();
-    ENCODER.get_or_init(|| {
-        paragraf_embed::e5::E5Encoder::load(&model_path()).expect("load the e5 model")
-    })
+    ENCODER.get_or_init(|| paragraf_embed::e5::load(&model_path()).expect("load the e5 model"))
 }
 
 /// A tiny static HTTP server on 127.0.0.1 for browser tests: URL path prefixes map to folders (longest first),

@@ -592,10 +592,10 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 
-    // 5. Proxy gone: hybrid falls back to BM25 with one notice.
+    // 5. Proxy gone (and the in-browser encoder switched off): hybrid falls back to BM25 with one notice.
     drop(proxy);
     browser.goto(&format!(
-        "{origin}/?proxy={proxy_url}&q=Asylrecht+politisch+Verfolgter"
+        "{origin}/?proxy={proxy_url}&vektor=server&q=Asylrecht+politisch+Verfolgter"
     ));
     let meta = browser.wait_text("#result-meta", "results without the proxy", |t| {
         t.contains("Treffer")
@@ -675,14 +675,15 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         "current bundles stay cached: {kept:?}"
     );
 
-    // 5c. A proxy that serves other models: refused, naming them and the bundle's; dense search shows the error.
+    // 5c. A proxy that serves other models (and the in-browser encoder off): refused, naming them and the bundle's;
+    // dense search shows the error. (Automatic, the worker would step in: `browser_encoder_searches_without_a_server`.)
     let other_url = fake_proxy(
         json!({"status": "ok", "model": "some/other-model", "dim": 384,
         "models": [{"model": "some/other-model", "dim": 384}, {"model": "google/embeddinggemma-300m@256", "dim": 256}],
         "version": "0.1.0", "max_chars": 2000, "max_batch": 64}),
     );
     browser.goto(&format!(
-        "{origin}/?proxy={other_url}&q=Versammlungsfreiheit"
+        "{origin}/?proxy={other_url}&vektor=server&q=Versammlungsfreiheit"
     ));
     let notice = browser.wait_text("#proxy-notice", "the model-mismatch notice", |t| {
         t.contains("nicht vergleichbar")
@@ -1094,4 +1095,268 @@ fn verify_cost(browser: &Browser) -> (f64, u64) {
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
+}
+
+/// Questions a citizen might ask about the first articles of the GG (written for this test).
+const CITIZEN_QUESTIONS: [&str; 20] = [
+    "Darf der Staat mich foltern, um ein Geständnis zu bekommen?",
+    "Ist meine Würde als Mensch geschützt?",
+    "Darf ich meine Meinung im Internet frei sagen?",
+    "Dürfen Zeitungen zensiert werden?",
+    "Darf ich ohne Anmeldung eine Demonstration unter freiem Himmel machen?",
+    "Muss ich in die Kirche gehen oder darf ich ungläubig sein?",
+    "Darf ich den Kriegsdienst mit der Waffe verweigern?",
+    "Haben Männer und Frauen die gleichen Rechte?",
+    "Darf mich jemand wegen meiner Herkunft benachteiligen?",
+    "Darf die Polizei ohne Richter meine Wohnung durchsuchen?",
+    "Darf der Staat meine Briefe lesen oder mein Telefon abhören?",
+    "Kann ich meinen Beruf frei wählen?",
+    "Darf ich überall in Deutschland wohnen?",
+    "Darf man mir die deutsche Staatsangehörigkeit wegnehmen?",
+    "Bekomme ich Asyl, wenn ich politisch verfolgt werde?",
+    "Darf ich einen Verein gründen?",
+    "Wer bestimmt über die Erziehung meiner Kinder?",
+    "Darf der Staat mein Grundstück enteignen?",
+    "Darf ich mich beschweren, wenn eine Behörde meine Rechte verletzt?",
+    "Gibt es private Schulen und wer darf sie gründen?",
+];
+
+/// Top-10 headings and how the query vector was made, once the search after `previous` has finished.
+fn next_results(browser: &Browser, previous: u64, what: &str) -> (u64, Vec<String>, String) {
+    let started = Instant::now();
+    loop {
+        let v = browser.script(
+            "const m = document.getElementById('result-meta'); if (!m) return null; \
+             return [m.dataset.search, m.dataset.vector, \
+                     Array.from(document.querySelectorAll('.results > li h2')).map(h => h.innerText)]",
+            json!([]),
+        );
+        if let Some(v) = v.as_array() {
+            let number: u64 = v[0].as_str().unwrap().parse().unwrap();
+            if number > previous {
+                let headings = serde_json::from_value(v[2].clone()).unwrap();
+                return (number, headings, v[1].as_str().unwrap().to_string());
+            }
+        }
+        if let Some(error) = browser.text("#error") {
+            panic!("{what}: {error}");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{what}: no new results; encoder status {:?}, notice {:?}, meta {:?}, console {:?}",
+            browser.script(
+                "const e = document.getElementById('encoder-status'); return e && e.textContent",
+                json!([])
+            ),
+            browser.text("#proxy-notice"),
+            browser.text("#result-meta"),
+            browser.console_errors(&[])
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Dense and hybrid search with no server: the query encoder runs in a Web Worker from the model file the build
+/// lists, gives the proxy's top 10 for 20 questions, keeps working offline, never blocks typing, and a broken model
+/// file shows its error while BM25 goes on.
+#[test]
+fn browser_encoder_searches_without_a_server() {
+    let bundles = gg_bundles();
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(bundles.join("manifest.json")).unwrap())
+            .unwrap();
+    let model_file = manifest["encoder"]["file"]
+        .as_str()
+        .expect("the build lists the browser's model file")
+        .to_string();
+    // A copy whose model file is cut short (the manifest still lists the full size).
+    let broken = temp_dir();
+    for entry in std::fs::read_dir(bundles).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), broken.path().join(entry.file_name())).unwrap();
+    }
+    let bytes = std::fs::read(bundles.join(&model_file)).unwrap();
+    std::fs::write(broken.path().join(&model_file), &bytes[..bytes.len() / 2]).unwrap();
+
+    let (site, site_down) = serve_static_switchable(vec![
+        ("/bundles/".into(), bundles.to_path_buf()),
+        ("/broken/".into(), broken.path().to_path_buf()),
+        ("/".into(), dist()),
+    ]);
+    let origin = format!("http://{site}");
+    let proxy = Proxy::start(&["--allow-origin", &origin, "--rate-per-minute", "0"]);
+    let proxy_url = proxy.url();
+    let browser = Browser::start();
+
+    // 1. The same 20 questions, dense and hybrid, through the proxy and through the worker.
+    let mut tops = Vec::new();
+    for vektor in ["server", "browser"] {
+        let cold = Instant::now();
+        browser.goto(&format!(
+            "{origin}/?proxy={proxy_url}&vektor={vektor}&mode=dense&q=Menschenw%C3%BCrde"
+        ));
+        let (mut last, _, source) = next_results(&browser, 0, vektor);
+        // The first search may run before the model is ready (BM25), then once more with the vector.
+        if source != vektor {
+            (last, _, _) = next_results(&browser, last, vektor);
+        }
+        println!(
+            "{vektor}: first dense result {:.1} s after the page was opened",
+            cold.elapsed().as_secs_f64()
+        );
+        let mut per_mode = Vec::new();
+        for mode in ["dense", "hybrid"] {
+            if mode != "dense" {
+                browser.click(&format!("input[name=mode][value={mode}]"));
+                (last, _, _) = next_results(&browser, last, mode);
+            }
+            for q in CITIZEN_QUESTIONS {
+                browser.type_into("#q", &format!("{q}\u{E007}"));
+                let (n, top, source) = next_results(&browser, last, q);
+                assert_eq!(source, vektor, "{q}: the vector came from {source}");
+                assert_eq!(top.len(), 10, "{q}: {top:?}");
+                last = n;
+                per_mode.push(top);
+            }
+        }
+        tops.push(per_mode);
+        let errors = browser.console_errors(&[]);
+        assert!(errors.is_empty(), "console errors: {errors:?}");
+    }
+    for (i, (server, worker)) in tops[0].iter().zip(&tops[1]).enumerate() {
+        assert_eq!(
+            server,
+            worker,
+            "{}: proxy and worker disagree",
+            CITIZEN_QUESTIONS[i % 20]
+        );
+    }
+    // In the closed settings panel: textContent, not innerText.
+    let status = browser.script(
+        "return document.getElementById('encoder-status').textContent",
+        json!([]),
+    );
+    assert!(
+        status
+            .as_str()
+            .unwrap()
+            .contains("Sprachmodell im Browser bereit"),
+        "{status}"
+    );
+
+    // 1b. Speed: a short question (~30 tokens) and a long one (~320 tokens) in the worker, next to the native
+    // encoder in this process; the first page load above includes model download, verification and preparation.
+    let short = "Darf die Polizei ohne richterlichen Beschluss meine Wohnung durchsuchen, wenn ich nicht zu Hause bin?";
+    let long: Vec<&str> = CITIZEN_QUESTIONS.iter().cycle().take(26).copied().collect();
+    let long = long.join(" ");
+    let mut last: u64 = browser
+        .script(
+            "return document.getElementById('result-meta').dataset.search",
+            json!([]),
+        )
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    for text in [short, long.as_str()] {
+        let mut worker_ms = Vec::new();
+        let mut tokens = 0;
+        for round in 0..6 {
+            // A space more or less each round, so the question is new to the page but not to the model.
+            browser.type_into("#q", &format!("{text}{}\u{E007}", " ".repeat(round % 2)));
+            (last, _, _) = next_results(&browser, last, "speed");
+            let v = browser.script(
+                "const m = document.getElementById('result-meta').dataset; return [m.vectorMs, m.vectorTokens]",
+                json!([]),
+            );
+            worker_ms.push(v[0].as_str().unwrap().parse::<f64>().unwrap());
+            tokens = v[1].as_str().unwrap().parse::<usize>().unwrap();
+        }
+        let mut native_ms = Vec::new();
+        for _ in 0..6 {
+            let t0 = Instant::now();
+            std::hint::black_box(
+                crate::util::encoder()
+                    .embed(&[text], TextKind::Query)
+                    .unwrap(),
+            );
+            native_ms.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
+        println!(
+            "query of {tokens} tokens: worker {:.0} ms (median of 6), native {:.0} ms (same process, all cores)",
+            median(worker_ms),
+            median(native_ms)
+        );
+    }
+
+    // 2. The worker never blocks the page: while a long question is embedded, a typed character appears.
+    let long = CITIZEN_QUESTIONS.join(" ").repeat(4);
+    let before: u64 = browser
+        .script(
+            "return document.getElementById('result-meta').dataset.search",
+            json!([]),
+        )
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    browser.type_into("#q", &format!("{long}\u{E007}"));
+    let q = browser.element("#q");
+    browser.call(
+        "POST",
+        &format!("/element/{q}/value"),
+        json!({ "text": "§" }),
+    );
+    let typed = browser.script(
+        "return [document.getElementById('q').value.endsWith('§'), document.getElementById('result-meta').dataset.search]",
+        json!([]),
+    );
+    assert_eq!(typed[0], json!(true), "the character did not appear");
+    assert_eq!(
+        typed[1].as_str().unwrap().parse::<u64>().unwrap(),
+        before,
+        "the long question was embedded before the character could be typed: the test proves nothing"
+    );
+    let (_, top, source) = next_results(&browser, before, "the long question");
+    assert_eq!((source.as_str(), top.len()), ("browser", 10));
+
+    // 3. Proxy stopped and network down: the service worker serves app, bundles and model; dense still works.
+    drop(proxy);
+    site_down.store(true, std::sync::atomic::Ordering::SeqCst);
+    browser.goto(&format!(
+        "{origin}/?proxy={proxy_url}&mode=dense&q=Darf+ich+einen+Verein+gr%C3%BCnden%3F"
+    ));
+    let (last, mut offline_top, mut source) = next_results(&browser, 0, "offline");
+    if source != "browser" {
+        (_, offline_top, source) = next_results(&browser, last, "offline, with the model");
+    }
+    assert_eq!(source, "browser");
+    assert_eq!(
+        offline_top, tops[0][15],
+        "offline dense differs from the proxy's"
+    );
+    assert_eq!(
+        browser.count("#proxy-notice"),
+        0,
+        "no notice: semantic search works"
+    );
+    browser.screenshot("7-encoder-offline");
+    site_down.store(false, std::sync::atomic::Ordering::SeqCst);
+    let _ = browser.console_errors(&[]);
+
+    // 4. A truncated model file: its error is shown and BM25 goes on.
+    browser.goto(&format!(
+        "{origin}/?data=broken/&vektor=browser&q=Versammlungsfreiheit"
+    ));
+    let notice = browser.wait_text("#proxy-notice", "the model-file error", |t| {
+        t.contains("Sprachmodell")
+    });
+    assert!(
+        notice.contains(&format!("Sprachmodell {model_file}"))
+            && notice.contains("does not match the manifest"),
+        "{notice}"
+    );
+    browser.wait_text("#result-meta", "BM25 results", |t| t.contains("BM25"));
+    browser.wait_text(".results", "lexical results", |t| t.contains("Art. 8"));
+    browser.screenshot("7b-encoder-broken");
 }

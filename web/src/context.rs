@@ -7,11 +7,12 @@ use std::rc::Rc;
 use leptos::prelude::*;
 use paragraf_core::api::Health;
 use paragraf_core::engine::{Mode, UnitSearch};
-use paragraf_core::manifest::Manifest;
+use paragraf_core::manifest::{EncoderEntry, Manifest};
 
+use crate::encoder::{self, BrowserEncoder};
 use crate::failure::Failure;
 use crate::load::{self, LoadedLaw, LoadedStrategy, Outcome, Progress};
-use crate::state::{Page, UrlState};
+use crate::state::{EncoderChoice, Page, UrlState};
 
 const PROXY_SETTING: &str = "paragraf.proxy";
 
@@ -30,6 +31,8 @@ pub struct Ctx {
     /// Query expansion on or off.
     pub expand: RwSignal<bool>,
     pub unit_search: RwSignal<UnitSearch>,
+    /// Where query vectors come from (automatic, only the proxy, only the browser).
+    pub encoder: RwSignal<EncoderChoice>,
     pub page: RwSignal<Page>,
     pub data: RwSignal<Option<String>>,
     /// Proxy base URL in use.
@@ -44,12 +47,26 @@ pub struct Ctx {
     pub strategy_data: LocalResource<Result<Rc<LoadedStrategy>, Failure>>,
     /// The proxy's health; `None` while BM25 is chosen (it needs no network at all).
     pub proxy: LocalResource<Option<Result<Health, Failure>>>,
+    /// The in-browser query encoder: loaded after the bundles, when vectors are wanted and the proxy cannot (or
+    /// may not) give them and the manifest lists a model file; `None` otherwise.
+    pub browser_encoder: LocalResource<Option<Result<Rc<BrowserEncoder>, Failure>>>,
     /// The submitted query's results; `None` before anything was asked.
     pub results: LocalResource<Option<Result<Rc<Outcome>, Failure>>>,
 }
 
 fn storage() -> Option<web_sys::Storage> {
     web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+}
+
+/// The in-browser encoder the manifest lists, if its model is every bundle's (vectors of different models are
+/// never compared).
+fn usable_encoder(manifest: &Manifest) -> Option<&EncoderEntry> {
+    let entry = manifest.encoder.as_ref()?;
+    manifest
+        .bundles
+        .iter()
+        .all(|b| b.model == entry.model)
+        .then_some(entry)
 }
 
 /// Saves the proxy URL chosen in the settings.
@@ -78,6 +95,7 @@ impl Ctx {
         let mode = RwSignal::new(start.mode);
         let expand = RwSignal::new(start.expand);
         let unit_search = RwSignal::new(start.unit_search);
+        let encoder_choice = RwSignal::new(start.encoder);
         let progress = RwSignal::new(None);
         let proxy_problem = RwSignal::new(None);
 
@@ -98,13 +116,46 @@ impl Ctx {
             }
         });
         let proxy = LocalResource::new(move || {
-            let (url, needed) = (proxy_url.get(), mode.get() != Mode::Bm25);
+            let needed = mode.get() != Mode::Bm25 && encoder_choice.get().uses_server();
+            let url = proxy_url.get();
             async move {
                 if needed {
                     Some(load::proxy(url).await)
                 } else {
                     None
                 }
+            }
+        });
+        // Memos, so that switching strategy or between dense and hybrid does not restart the encoder.
+        let bundles_ready = Memo::new(move |_| matches!(strategy_data.get(), Some(Ok(_))));
+        let wants_browser = Memo::new(move |_| {
+            let listed = manifest.get().and_then(|m| m.ok());
+            listed.is_some_and(|m| usable_encoder(&m).is_some())
+                && mode.get() != Mode::Bm25
+                && match encoder_choice.get() {
+                    EncoderChoice::Server => false,
+                    EncoderChoice::Browser => true,
+                    // The proxy first; the worker when it is unreachable or lacks the model the browser can run.
+                    EncoderChoice::Auto => match proxy.get() {
+                        Some(Some(Err(_))) => true,
+                        Some(Some(Ok(health))) => {
+                            manifest.get().and_then(|m| m.ok()).is_some_and(|m| {
+                                usable_encoder(&m).is_some_and(|e| !health.serves(&e.model))
+                            })
+                        }
+                        _ => false,
+                    },
+                }
+        });
+        let browser_encoder = LocalResource::new(move || {
+            let (d, ready, wanted) = (data_url(), bundles_ready.get(), wants_browser.get());
+            async move {
+                if !(ready && wanted) {
+                    return None;
+                }
+                let listed = manifest.await.ok()?;
+                let entry = usable_encoder(&listed)?.clone();
+                Some(encoder::load(d, entry, progress).await)
             }
         });
         let results = LocalResource::new(move || {
@@ -116,6 +167,9 @@ impl Ctx {
                 unit_search: unit_search.get(),
             };
             let p = proxy_url.get();
+            let choice = encoder_choice.get();
+            // Tracked: once the encoder is ready (or fails), the results are computed again with it.
+            let browser = browser_encoder.get().flatten();
             async move {
                 if request.query.is_empty() {
                     return None;
@@ -124,9 +178,16 @@ impl Ctx {
                     let (l, s) = (law_data.await?, strategy_data.await?);
                     let info = match request.mode {
                         Mode::Bm25 => None,
-                        _ => proxy.await,
+                        _ if choice.uses_server() => proxy.await,
+                        _ => None,
                     };
-                    load::run_search(request, l, s, p, info, proxy_problem).await
+                    let sources = load::VectorSources {
+                        proxy_url: p,
+                        proxy: info,
+                        browser: browser.filter(|_| choice.uses_browser()),
+                        browser_wanted: wants_browser.get_untracked(),
+                    };
+                    load::run_search(request, l, s, sources, proxy_problem).await
                 };
                 Some(run.await)
             }
@@ -140,6 +201,7 @@ impl Ctx {
             mode,
             expand,
             unit_search,
+            encoder: encoder_choice,
             page: RwSignal::new(start.page),
             data,
             proxy_url,
@@ -150,6 +212,7 @@ impl Ctx {
             law_data,
             strategy_data,
             proxy,
+            browser_encoder,
             results,
         }
     }
@@ -186,6 +249,7 @@ impl Ctx {
             data: self.data.get(),
             proxy: self.proxy_from_url.get().then(|| self.proxy_url.get()),
             page: self.page.get(),
+            encoder: self.encoder.get(),
         }
     }
 

@@ -45,6 +45,16 @@ pub enum BundleProblem {
     Expansions(ExpansionError),
 }
 
+/// Why the in-browser encoder failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EncoderProblem {
+    /// Its size or SHA-256 differs from the manifest, its framing or shapes are broken, or it is another model's
+    /// (the core's message).
+    Rejected(String),
+    /// The worker running it died (most likely out of memory) or could not start.
+    Crashed(String),
+}
+
 /// A failure shown to the user (never swallowed).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Failure {
@@ -129,6 +139,13 @@ pub enum Failure {
     },
     /// The search itself failed.
     Search(EngineError),
+    /// The in-browser query encoder cannot be used; searches go on with the proxy or BM25.
+    Encoder {
+        /// Its file name from the manifest.
+        file: String,
+        /// Why.
+        problem: EncoderProblem,
+    },
     /// `report.json` is not an evaluation report.
     Report {
         /// Its address.
@@ -198,6 +215,13 @@ impl fmt::Display for Failure {
             }
             Failure::Search(e) => write!(f, "{e}"),
             Failure::Report { url, detail } => write!(f, "Evaluationsbericht {url}: {detail}"),
+            Failure::Encoder { file, problem } => match problem {
+                EncoderProblem::Rejected(reason) => write!(f, "Sprachmodell {file}: {reason}"),
+                EncoderProblem::Crashed(reason) => write!(
+                    f,
+                    "Sprachmodell {file}: der Rechenprozess im Browser ist ausgefallen ({reason}); vermutlich reicht der Arbeitsspeicher nicht"
+                ),
+            },
         }
     }
 }

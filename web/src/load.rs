@@ -14,6 +14,7 @@ use paragraf_core::eval::report::Report;
 use paragraf_core::expansion::{ExpansionFile, ExpansionTable, ExpansionsEntry};
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 
+use crate::encoder::BrowserEncoder;
 use crate::failure::{BundleKind, BundleProblem, Failure};
 use crate::fetch;
 
@@ -61,6 +62,31 @@ pub struct Embedded {
     pub model: String,
     /// Time for the request, ms.
     pub ms: f64,
+    /// Who computed it.
+    pub source: VectorSource,
+    /// Tokens the in-browser encoder read (after truncation); `None` from the proxy.
+    pub tokens: Option<usize>,
+}
+
+/// Who computed a query vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorSource {
+    /// The query-embedding proxy.
+    Server,
+    /// The in-browser encoder (Web Worker).
+    Browser,
+}
+
+/// What may compute the query vector of one search.
+pub struct VectorSources {
+    /// The proxy's address.
+    pub proxy_url: String,
+    /// Its health, when it may be asked.
+    pub proxy: Option<Result<Health, Failure>>,
+    /// The in-browser encoder, when it may be used and finished loading (or failed to).
+    pub browser: Option<Result<Rc<BrowserEncoder>, Failure>>,
+    /// Whether the in-browser encoder is wanted (then its absence means it is still loading).
+    pub browser_wanted: bool,
 }
 
 /// Download progress of a bundle: (label, bytes so far, total).
@@ -335,7 +361,71 @@ async fn query_vector(
         return Err(mismatch(vec![model]));
     }
     let ms = fetch::now_ms() - t0;
-    Ok((vector, Embedded { model, ms }))
+    let (source, tokens) = (VectorSource::Server, None);
+    Ok((
+        vector,
+        Embedded {
+            model,
+            ms,
+            source,
+            tokens,
+        },
+    ))
+}
+
+/// The query vector from the in-browser encoder, when its model is the bundle's.
+async fn browser_vector(
+    query: &str,
+    bundle_model: &str,
+    encoder: &BrowserEncoder,
+) -> Result<(Vec<f32>, Embedded), Failure> {
+    let model = encoder.entry.model.clone();
+    if model != bundle_model {
+        return Err(Failure::ModelMismatch {
+            served: vec![model],
+            bundle: bundle_model.to_string(),
+        });
+    }
+    let t0 = fetch::now_ms();
+    let embedding = encoder.embed(query).await?;
+    let (source, tokens) = (VectorSource::Browser, Some(embedding.tokens));
+    let ms = fetch::now_ms() - t0;
+    Ok((
+        embedding.vector,
+        Embedded {
+            model,
+            ms,
+            source,
+            tokens,
+        },
+    ))
+}
+
+/// The query vector: the proxy's when it works, else the in-browser encoder's; or the last reason there is
+/// none (`None` as reason: the in-browser encoder is still loading, and the search runs again once it is ready).
+async fn any_vector(
+    query: &str,
+    bundle_model: &str,
+    sources: VectorSources,
+) -> Result<(Vec<f32>, Embedded), Option<Failure>> {
+    let mut problem = None;
+    if let Some(proxy) = sources.proxy {
+        match query_vector(query, bundle_model, &sources.proxy_url, proxy).await {
+            Ok(found) => return Ok(found),
+            Err(failure) => problem = Some(failure),
+        }
+    }
+    // A worker of another model (e5 next to EmbeddingGemma bundles) says so only when nothing else failed.
+    let other_model = |e: &BrowserEncoder| e.entry.model != bundle_model && problem.is_some();
+    match sources.browser {
+        Some(Ok(encoder)) if other_model(&encoder) => Err(problem),
+        Some(Ok(encoder)) => browser_vector(query, bundle_model, &encoder)
+            .await
+            .map_err(Some),
+        Some(Err(failure)) => Err(Some(failure)),
+        None if sources.browser_wanted => Err(None),
+        None => Err(problem),
+    }
 }
 
 /// What the user asked for.
@@ -351,15 +441,15 @@ pub struct SearchRequest {
     pub unit_search: UnitSearch,
 }
 
-/// Runs one search, with query expansion (unless switched off) minus the words the user removed. Without a usable query
-/// vector it falls back to BM25 and says why in `proxy_problem`; only a dense search with a proxy of another
-/// model is refused (BM25 results would pretend to be dense).
+/// Runs one search, with query expansion (unless switched off) minus the words the user removed. The query vector
+/// comes from the proxy or the in-browser encoder ([`VectorSources`]); without one the search falls back to BM25
+/// and says why in `proxy_problem`; only a dense search against a model mismatch is refused (BM25 results would
+/// pretend to be dense).
 pub async fn run_search(
     request: SearchRequest,
     law: Rc<LoadedLaw>,
     strategy: Rc<LoadedStrategy>,
-    proxy_url: String,
-    proxy: Option<Result<Health, Failure>>,
+    sources: VectorSources,
     proxy_problem: RwSignal<Option<Failure>>,
 ) -> Result<Rc<Outcome>, Failure> {
     let SearchRequest {
@@ -371,23 +461,20 @@ pub async fn run_search(
     } = request;
     let mut vector = None;
     let mut embedded = None;
-    if let Some(proxy) = proxy.filter(|_| mode != Mode::Bm25) {
-        match query_vector(&query, &strategy.entry.model, &proxy_url, proxy).await {
-            Ok((v, source)) => {
-                if proxy_problem.get_untracked().is_some() {
-                    proxy_problem.set(None);
-                }
-                vector = Some(v);
-                embedded = Some(source);
-            }
-            Err(failure) => {
-                if proxy_problem.get_untracked().as_ref() != Some(&failure) {
-                    proxy_problem.set(Some(failure.clone()));
-                }
-                if mode == Mode::Dense && matches!(failure, Failure::ModelMismatch { .. }) {
-                    return Err(failure);
-                }
-            }
+    if mode != Mode::Bm25 {
+        let found = any_vector(&query, &strategy.entry.model, sources).await;
+        let problem = found.as_ref().err().cloned().flatten();
+        if proxy_problem.get_untracked() != problem {
+            proxy_problem.set(problem.clone());
+        }
+        if let Some(failure @ Failure::ModelMismatch { .. }) =
+            problem.filter(|_| mode == Mode::Dense)
+        {
+            return Err(failure);
+        }
+        if let Ok((v, source)) = found {
+            vector = Some(v);
+            embedded = Some(source);
         }
     }
     let defaults = SearchOptions::default();

@@ -1,4 +1,4 @@
-//! The search state that lives in the URL (`?q=&ohne=&law=&s=&mode=&syn=&u=`), so a search can be shared and
+//! The search state that lives in the URL (`?q=&ohne=&law=&s=&mode=&syn=&u=&vektor=`), so a search can be shared and
 //! reloaded.
 
 use paragraf_core::engine::{Mode, UnitSearch};
@@ -26,6 +26,50 @@ pub struct UrlState {
     pub proxy: Option<String>,
     /// Which page: `strategies` or the search page.
     pub page: Page,
+    /// Where query vectors are computed (`vektor=server|browser`; automatic when absent).
+    pub encoder: EncoderChoice,
+}
+
+/// Where the query vector of a dense or hybrid search comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EncoderChoice {
+    /// The proxy when it serves the bundles' model, else the in-browser encoder, else BM25 alone.
+    #[default]
+    Auto,
+    /// Only the proxy (`vektor=server`).
+    Server,
+    /// Only the in-browser encoder (`vektor=browser`): no question leaves the device.
+    Browser,
+}
+
+impl EncoderChoice {
+    /// The URL value (`None` for the default).
+    pub fn as_param(self) -> Option<&'static str> {
+        match self {
+            EncoderChoice::Auto => None,
+            EncoderChoice::Server => Some("server"),
+            EncoderChoice::Browser => Some("browser"),
+        }
+    }
+
+    /// From a URL value; anything else is automatic.
+    pub fn from_param(value: &str) -> EncoderChoice {
+        match value {
+            "server" => EncoderChoice::Server,
+            "browser" => EncoderChoice::Browser,
+            _ => EncoderChoice::Auto,
+        }
+    }
+
+    /// Whether the proxy may be asked.
+    pub fn uses_server(self) -> bool {
+        self != EncoderChoice::Browser
+    }
+
+    /// Whether the in-browser encoder may be used.
+    pub fn uses_browser(self) -> bool {
+        self != EncoderChoice::Server
+    }
 }
 
 /// The app's pages.
@@ -51,6 +95,7 @@ impl Default for UrlState {
             data: None,
             proxy: None,
             page: Page::default(),
+            encoder: EncoderChoice::default(),
         }
     }
 }
@@ -86,6 +131,7 @@ impl UrlState {
                 "data" if !value.is_empty() => state.data = Some(value),
                 "proxy" if !value.is_empty() => state.proxy = Some(value),
                 "page" if value == "strategies" => state.page = Page::Strategies,
+                "vektor" => state.encoder = EncoderChoice::from_param(&value),
                 _ => {}
             }
         }
@@ -125,6 +171,9 @@ impl UrlState {
         }
         if let Some(proxy) = &self.proxy {
             parts.push(format!("proxy={}", encode(proxy)));
+        }
+        if let Some(value) = self.encoder.as_param() {
+            parts.push(format!("vektor={value}"));
         }
         if parts.is_empty() {
             String::new()
@@ -192,6 +241,7 @@ mod tests {
             data: Some("https://example.org/b/".into()),
             proxy: Some("http://127.0.0.1:9/".into()),
             page: Page::Search,
+            encoder: EncoderChoice::Browser,
         };
         let query = state.to_query();
         assert!(
@@ -222,5 +272,20 @@ mod tests {
         assert!(state.expand, "expansion is on unless switched off");
         assert_eq!(state.q, "%ZZa%2");
         assert_eq!(UrlState::parse("page=strategies").page, Page::Strategies);
+        assert_eq!(UrlState::parse("vektor=gpu").encoder, EncoderChoice::Auto);
+    }
+
+    #[test]
+    fn encoder_choice_round_trips() {
+        for choice in [EncoderChoice::Server, EncoderChoice::Browser] {
+            let state = UrlState {
+                encoder: choice,
+                ..UrlState::default()
+            };
+            assert_eq!(UrlState::parse(&state.to_query()), state);
+        }
+        let browser = UrlState::parse("?vektor=browser");
+        assert!(browser.encoder.uses_browser() && !browser.encoder.uses_server());
+        assert_eq!(browser.to_query(), "?vektor=browser");
     }
 }

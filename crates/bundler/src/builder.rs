@@ -9,7 +9,7 @@
 //! interrupted build resumes and other laws' entries survive.
 
 mod embedder;
-mod files;
+pub(crate) mod files;
 mod units;
 
 pub use embedder::Embedder;

@@ -5,8 +5,9 @@
 //! instead of text; generated chunks (propositions, context prefixes) keep their own text.
 
 use paragraf_core::bundle::{Piece, Unit};
-use paragraf_core::strategy::BaseUnit;
-use paragraf_core::{Law, Section, Span};
+use paragraf_core::definitions::{find_definitions, Glossary};
+use paragraf_core::strategy::{BaseUnit, Link};
+use paragraf_core::{Law, RefTarget, Section, Span};
 
 /// One unit to index.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,6 +91,106 @@ pub fn sections(law: &Law) -> Vec<Chunk> {
             let span = Span::new(0..s.text.len());
             let mut chunk = Chunk::slice(law, i, span);
             chunk.embed_text = format!("{}\n{}", heading(s), s.text);
+            chunk
+        })
+        .collect()
+}
+
+/// Reference-aware sections (issue 15): each whole section (heading line and text, as [`sections`]) followed by
+/// one more line of what the law links it to:
+///
+/// - [`Link::Cited`]: `Verweist auf: § 555b Modernisierungsmaßnahmen` (§ 536 BGB), the sections of the same
+///   law it cites, in the order of their first citation;
+/// - [`Link::Citing`]: `Zitiert in: § 536a Schadens- und Aufwendungsersatzanspruch des Mieters wegen eines
+///   Mangels; § 536b ...` (§ 536 BGB), the sections that cite it, in law order;
+/// - [`Link::Defined`]: `Begriffe: Verbraucher (§ 13): Verbraucher ist jede natürliche Person, ...`, the
+///   statutory definitions ([`paragraf_core::definitions`]) of terms the section uses that other sections
+///   define, in law order (a sentence defining two terms appears once).
+///
+/// Repealed and empty sections are neither targets nor sources, as in the citation graph. The line goes
+/// *after* the text: the encoder reads 510 tokens, so the section's own words always keep the window and the
+/// addition fills whatever room is left (a short section, the kind that lacks a question's words, gets all of
+/// it; one longer than the window embeds as in `section`). No cap or weight to choose.
+pub fn linked_sections(law: &Law, link: Link) -> Vec<Chunk> {
+    let live = |i: usize| {
+        law.sections
+            .get(i)
+            .is_some_and(|s| !s.repealed && !s.text.is_empty())
+    };
+    let cited = |i: usize| -> Vec<usize> {
+        law.sections[i]
+            .references
+            .iter()
+            .flat_map(|r| &r.targets)
+            .filter_map(|t| match t {
+                RefTarget::Section { section, .. } => Some(*section as usize),
+                _ => None,
+            })
+            .filter(|&t| t != i && live(t))
+            .collect()
+    };
+    let mut citing: Vec<Vec<usize>> = vec![Vec::new(); law.sections.len()];
+    if link == Link::Citing {
+        for i in (0..law.sections.len()).filter(|&i| live(i)) {
+            for target in cited(i) {
+                citing[target].push(i);
+            }
+        }
+    }
+    let definitions = match link {
+        Link::Defined => find_definitions(law),
+        _ => Vec::new(),
+    };
+    let glossary = Glossary::new(&definitions);
+    let headings = |label: &str, sections: Vec<usize>| {
+        let mut seen = Vec::new();
+        let listed: Vec<String> = sections
+            .into_iter()
+            .filter(|s| {
+                let new = !seen.contains(s);
+                seen.push(*s);
+                new
+            })
+            .map(|s| heading(&law.sections[s]))
+            .collect();
+        (!listed.is_empty()).then(|| format!("{label}: {}", listed.join("; ")))
+    };
+    sections(law)
+        .into_iter()
+        .map(|mut chunk| {
+            let i = chunk.sections[0] as usize;
+            let addition = match link {
+                Link::Cited => headings("Verweist auf", cited(i)),
+                Link::Citing => headings("Zitiert in", std::mem::take(&mut citing[i])),
+                Link::Defined => {
+                    let section = &law.sections[i];
+                    let mut spans: Vec<(u32, Span)> = Vec::new();
+                    let entries: Vec<String> = glossary
+                        .used_in(&section.text)
+                        .into_iter()
+                        .map(|d| &definitions[d])
+                        .filter(|d| d.section as usize != i)
+                        .filter(|d| {
+                            let new = !spans.contains(&(d.section, d.span));
+                            spans.push((d.section, d.span));
+                            new
+                        })
+                        .map(|d| {
+                            let source = &law.sections[d.section as usize];
+                            format!(
+                                "{} ({}): {}",
+                                d.term,
+                                source.designation,
+                                source.slice(d.span)
+                            )
+                        })
+                        .collect();
+                    (!entries.is_empty()).then(|| format!("Begriffe: {}", entries.join(" ")))
+                }
+            };
+            if let Some(addition) = addition {
+                chunk.embed_text = format!("{}\n{addition}", chunk.embed_text);
+            }
             chunk
         })
         .collect()
@@ -217,7 +318,7 @@ pub fn window_count(tokens: usize, size: usize, overlap: usize) -> usize {
 /// crossing section boundaries as in the paper; each window maps to every section it touches.
 pub fn fixed_windows(
     law: &Law,
-    tokenizer: &paragraf_embed::tokenizer::Tokenizer,
+    tokenizer: &paragraf_core::encoder::tokenizer::Tokenizer,
     size: usize,
     overlap: usize,
 ) -> Vec<Chunk> {

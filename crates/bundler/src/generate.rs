@@ -55,8 +55,10 @@ pub enum Generator {
 impl Generator {
     /// The producer recorded in a strategy's bundle.
     pub fn producer(&self, strategy: Strategy) -> Producer {
-        let generated = !matches!(strategy, Strategy::Section | Strategy::Fixed { .. })
-            && !matches!(strategy, Strategy::Base(b) | Strategy::Cluster(b) if b != paragraf_core::strategy::BaseUnit::Proposition);
+        let generated = !matches!(
+            strategy,
+            Strategy::Section | Strategy::Fixed { .. } | Strategy::Linked(_)
+        ) && !matches!(strategy, Strategy::Base(b) | Strategy::Cluster(b) if b != paragraf_core::strategy::BaseUnit::Proposition);
         match self {
             _ if !generated => Producer::None,
             Generator::Builtin => Producer::Builtin {

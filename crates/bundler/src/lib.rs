@@ -3,6 +3,7 @@
 //! Native only (it owns files, the encoder and the network); what it writes is read by `paragraf-core` in the
 //! browser.
 
+pub mod browser_model;
 pub mod builder;
 pub mod chunk;
 pub mod expansion;

@@ -13,7 +13,7 @@ use paragraf_core::eval::Question;
 use paragraf_core::search::exact::{self, QueryPrecision};
 use paragraf_core::search::hnsw::Builder;
 use paragraf_embed::cache::EmbeddingCache;
-use paragraf_embed::e5::E5Encoder;
+use paragraf_embed::e5;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -41,7 +41,7 @@ fn main() -> anyhow::Result<()> {
         anyhow::bail!("int8 bundle expected")
     };
 
-    let encoder = E5Encoder::load(&paragraf_embed::model::resolve_model_path(None)?)?;
+    let encoder = e5::load(&paragraf_embed::model::resolve_model_path(None)?)?;
     let cache = EmbeddingCache::open(
         &paragraf_embed::model::cache_root().join("embeddings"),
         &encoder.cache_id(),

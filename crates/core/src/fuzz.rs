@@ -7,6 +7,11 @@
 //! inputs pass the header and reach the payload decoder and the consistency checks behind it.
 
 use crate::bundle::{frame_payload, BundleKind, LawBundle, StrategyBundle, HEADER_LEN};
+use crate::encoder::e5::{Config, E5Weights, LayerWeights, Norm, Q4Linear, WordTable};
+use crate::encoder::file::{ModelFile, MAGIC as MODEL_FILE_MAGIC};
+use crate::encoder::q4::{q4_bytes, Q4_BLOCK_BYTES};
+use crate::encoder::tokenizer::Vocab;
+use crate::encoder::TextKind;
 use crate::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use crate::expansion::{expand, weighted_terms, ExpansionFile, MAGIC as EXPANSION_MAGIC};
 use crate::rng::SplitMix64;
@@ -163,6 +168,103 @@ pub fn expansion_file_bytes(bytes: &[u8]) {
 pub fn strategy_bundle_bytes(bytes: &[u8]) {
     let _ = StrategyBundle::from_bytes(bytes);
     let _ = StrategyBundle::from_bytes(&frame_payload(BundleKind::Strategy.magic(), bytes));
+}
+
+/// A random but well-formed tiny e5 model (2 layers, width 32, 10 pieces): the fuzz seed of the model file
+/// and the encoder tests' model.
+pub fn tiny_e5_weights() -> E5Weights {
+    let mut rng = crate::rng::SplitMix64::new(7);
+    let mut q4 = |weights: usize| -> Vec<u8> {
+        (0..q4_bytes(weights))
+            .enumerate()
+            .map(|(i, _)| {
+                if i % Q4_BLOCK_BYTES == 1 {
+                    0x2c
+                } else {
+                    rng.next_u64() as u8
+                }
+            })
+            .collect()
+    };
+    let (h, ff) = (32, 64);
+    let lin = |q4: &mut dyn FnMut(usize) -> Vec<u8>, o: usize, i: usize| Q4Linear {
+        w: q4(o * i),
+        b: vec![0.01; o],
+    };
+    let norm = || Norm {
+        w: vec![1.0; h],
+        b: vec![0.0; h],
+    };
+    let layers = (0..2)
+        .map(|_| LayerWeights {
+            q: lin(&mut q4, h, h),
+            k: lin(&mut q4, h, h),
+            v: lin(&mut q4, h, h),
+            attn_out: lin(&mut q4, h, h),
+            attn_norm: norm(),
+            ffn_in: lin(&mut q4, ff, h),
+            ffn_out: lin(&mut q4, h, ff),
+            out_norm: norm(),
+        })
+        .collect();
+    let pieces = [
+        "<s>", "<pad>", "</s>", "<unk>", "▁", "▁ab", "a", "b", "c", "▁a",
+    ];
+    let mut blob = Vec::new();
+    let mut offsets = vec![0];
+    for p in pieces {
+        blob.extend(p.as_bytes());
+        offsets.push(blob.len() as u32);
+    }
+    E5Weights {
+        config: Config {
+            hidden: h,
+            layers: 2,
+            heads: 4,
+            ffn: ff,
+            vocab_rows: pieces.len(),
+            max_positions: 8,
+            type_vocab: 1,
+            eps: 1e-5,
+        },
+        vocab: Vocab {
+            blob,
+            offsets,
+            scores: vec![0.0, 0.0, 0.0, 0.0, -2.0, -1.5, -3.0, -3.0, -3.0, -1.0],
+            bos: 0,
+            eos: 2,
+            pad: 1,
+            unk: 3,
+            norm: vec![],
+        },
+        word: WordTable {
+            rows: q4(pieces.len() * h),
+            kept: vec![],
+        },
+        positions: (0..8 * h).map(|i| (i % 7) as f32 * 0.01).collect(),
+        token_types: vec![0.02; h],
+        embedding_norm: norm(),
+        layers,
+    }
+}
+
+/// What the browser's model file goes through in the worker: decode (framing and every shape), prepare the encoder
+/// and embed questions that stress the tokenizer. Returns whether it decoded; errors are fine, panics are bugs.
+pub fn model_file(bytes: &[u8]) -> bool {
+    let Ok(file) = ModelFile::from_bytes(bytes) else {
+        return false;
+    };
+    let encoder = file.into_encoder();
+    for question in ["Kündigung", "", "ab c ab", "🏠 שלום <b>§</b>"] {
+        let _ = encoder.embed_texts(&[question], TextKind::Query);
+    }
+    true
+}
+
+/// Raw bytes as a model file, and as the payload behind a valid header: the cargo-fuzz target's body.
+pub fn model_file_bytes(bytes: &[u8]) {
+    let _ = model_file(bytes);
+    let _ = model_file(&frame_payload(MODEL_FILE_MAGIC, bytes));
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@ pub mod analyzer;
 pub mod api;
 pub mod bundle;
 pub mod citations;
+pub mod definitions;
+pub mod encoder;
 pub mod engine;
 pub mod eval;
 pub mod expansion;

@@ -68,6 +68,45 @@ pub struct Manifest {
     pub laws: Vec<LawEntry>,
     /// One entry per (law, strategy).
     pub bundles: Vec<BundleEntry>,
+    /// The in-browser query encoder for the bundles' model, when the build made one (e5 only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoder: Option<EncoderEntry>,
+}
+
+/// The browser's model file ([`crate::encoder::file`]): what lets the app embed questions with no server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EncoderEntry {
+    /// The model id its vectors belong to; must equal the bundles' model.
+    pub model: String,
+    /// File name (content-hashed).
+    pub file: String,
+    /// File size.
+    pub bytes: u64,
+    /// SHA-256 of the file (lower-case hex).
+    pub sha256: String,
+    /// Pieces of the tokenizer (all kept, so token ids equal the native encoder's).
+    pub pieces: usize,
+    /// Pieces with their own embedding row; the others embed as `<unk>`.
+    pub rows: usize,
+}
+
+impl EncoderEntry {
+    /// Checks `bytes` against this entry (see [`verify_bytes`]).
+    pub fn verify(&self, bytes: &[u8]) -> Result<(), ManifestError> {
+        verify_bytes(&self.file, bytes, self.bytes, &self.sha256)
+    }
+
+    /// Checks that a decoded model file is for this entry's model.
+    pub fn check_model(&self, file: &str, model: &str) -> Result<(), ManifestError> {
+        if model != self.model {
+            return Err(ManifestError::Mislabeled {
+                file: file.to_string(),
+                found: format!("the query encoder of {model}"),
+                expected: format!("the query encoder of {}", self.model),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// A law bundle.
@@ -245,18 +284,7 @@ impl Manifest {
         }
         let manifest: Manifest =
             serde_json::from_slice(bytes).map_err(|e| ManifestError::Invalid(e.to_string()))?;
-        for file in manifest
-            .laws
-            .iter()
-            .map(|l| l.file.as_str())
-            .chain(manifest.bundles.iter().map(|b| b.file.as_str()))
-            .chain(
-                manifest
-                    .laws
-                    .iter()
-                    .filter_map(|l| l.expansions.as_ref()?.file()),
-            )
-        {
+        for file in manifest.files() {
             names::check_file_name(file)?;
         }
         Ok(manifest)
@@ -309,7 +337,7 @@ impl Manifest {
             .map(|i| self.bundles.remove(i).file);
         self.bundles.push(entry);
         let order = |name: &str| {
-            Strategy::all()
+            Strategy::known()
                 .iter()
                 .position(|s| s.name() == name)
                 .unwrap_or(usize::MAX)
@@ -333,6 +361,7 @@ impl Manifest {
                     .iter()
                     .filter_map(|l| l.expansions.as_ref()?.file()),
             )
+            .chain(self.encoder.iter().map(|e| e.file.as_str()))
     }
 }
 

@@ -1,4 +1,5 @@
-//! The 21 chunking strategies of the paper, by the names the CLI, bundles, reports and the app use.
+//! The 21 chunking strategies of the paper plus three reference-aware ones (issue 15), by the names the CLI,
+//! bundles, reports and the app use.
 
 use std::fmt;
 use std::str::FromStr;
@@ -32,6 +33,31 @@ impl BaseUnit {
     }
 }
 
+/// What a reference-aware strategy adds to a whole section's text before embedding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Link {
+    /// The headings of the sections of the same law it cites.
+    Cited,
+    /// The headings of the sections of the same law that cite it.
+    Citing,
+    /// The statutory definitions (found elsewhere in the law) of the terms it uses.
+    Defined,
+}
+
+impl Link {
+    /// All links in the order the strategies are listed.
+    pub const ALL: [Link; 3] = [Link::Cited, Link::Citing, Link::Defined];
+
+    /// Name as used in strategy names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Link::Cited => "cited",
+            Link::Citing => "citing",
+            Link::Defined => "defined",
+        }
+    }
+}
+
 /// A chunking strategy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Strategy {
@@ -54,13 +80,15 @@ pub enum Strategy {
     Lumber(BaseUnit),
     /// A tree of summary nodes above the base units; retrieval is routed through it.
     Raptor(BaseUnit),
+    /// Whole sections with what the citation graph or the law's definitions add (`section-cited` ...).
+    Linked(Link),
 }
 
 /// The window sizes of the paper's fixed strategies, `(size, overlap)`.
 pub const FIXED_WINDOWS: [(u16, u16); 5] = [(16, 4), (32, 8), (64, 16), (128, 32), (256, 64)];
 
 impl Strategy {
-    /// All 21 strategies in the paper's order.
+    /// The paper's 21 strategies in its order: what `all` builds and evaluates and what the app lists.
     pub fn all() -> Vec<Strategy> {
         let mut all = vec![Strategy::Section];
         all.extend(BaseUnit::ALL.map(Strategy::Base));
@@ -76,6 +104,14 @@ impl Strategy {
         all
     }
 
+    /// Every strategy name the tools accept: the paper's 21, then the three reference-aware ones (not in
+    /// `all`: they are measured in the README and did not beat `section`, so they are built only by name).
+    pub fn known() -> Vec<Strategy> {
+        let mut known = Strategy::all();
+        known.extend(Link::ALL.map(Strategy::Linked));
+        known
+    }
+
     /// The name used everywhere: `section`, `sentence`, `fixed-64-16`, `contextual-subsection` ...
     pub fn name(self) -> String {
         match self {
@@ -86,6 +122,7 @@ impl Strategy {
             Strategy::Cluster(b) => format!("cluster-{}", b.name()),
             Strategy::Lumber(b) => format!("lumber-{}", b.name()),
             Strategy::Raptor(b) => format!("raptor-{}", b.name()),
+            Strategy::Linked(l) => format!("section-{}", l.name()),
         }
     }
 
@@ -113,6 +150,15 @@ impl Strategy {
                 "Mehrere Einheiten bis zum nächsten Themenwechsel (Lumber-style chunks)"
             }
             Strategy::Raptor(_) => "Baum aus Zusammenfassungen, Suche von oben nach unten (RAPTOR)",
+            Strategy::Linked(Link::Cited) => {
+                "Paragraphen mit den Überschriften der von ihnen zitierten Paragraphen (section + cited)"
+            }
+            Strategy::Linked(Link::Citing) => {
+                "Paragraphen mit den Überschriften der sie zitierenden Paragraphen (section + citing)"
+            }
+            Strategy::Linked(Link::Defined) => {
+                "Paragraphen mit den Legaldefinitionen der Begriffe, die sie verwenden (section + definitions)"
+            }
         }
     }
 
@@ -124,7 +170,7 @@ impl Strategy {
             | Strategy::Cluster(b)
             | Strategy::Lumber(b)
             | Strategy::Raptor(b) => Some(b),
-            Strategy::Section | Strategy::Fixed { .. } => None,
+            Strategy::Section | Strategy::Fixed { .. } | Strategy::Linked(_) => None,
         }
     }
 }
@@ -135,23 +181,23 @@ impl fmt::Display for Strategy {
     }
 }
 
-/// A strategy name that is not one of the 21.
+/// A strategy name that is not one of the 24.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown strategy {0:?}; the strategies are: {names}", names = Strategy::all().iter().map(|s| s.name()).collect::<Vec<_>>().join(", "))]
+#[error("unknown strategy {0:?}; the strategies are: {names}", names = Strategy::known().iter().map(|s| s.name()).collect::<Vec<_>>().join(", "))]
 pub struct UnknownStrategy(pub String);
 
 impl FromStr for Strategy {
     type Err = UnknownStrategy;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Strategy::all()
+        Strategy::known()
             .into_iter()
             .find(|st| st.name() == s)
             .ok_or_else(|| UnknownStrategy(s.to_string()))
     }
 }
 
-/// Parses `all` or a comma-separated list of strategy names.
+/// Parses `all` (the paper's 21) or a comma-separated list of strategy names.
 pub fn parse_strategy_list(list: &str) -> Result<Vec<Strategy>, UnknownStrategy> {
     if list.trim() == "all" {
         return Ok(Strategy::all());
@@ -164,19 +210,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn there_are_21_distinct_names_that_round_trip() {
-        let all = Strategy::all();
-        assert_eq!(all.len(), 21);
+    fn there_are_24_distinct_names_that_round_trip() {
+        assert_eq!(Strategy::all().len(), 21);
+        let all = Strategy::known();
+        assert_eq!(all[..21], Strategy::all());
+        assert_eq!(all.len(), 24);
         let mut names: Vec<String> = all.iter().map(|s| s.name()).collect();
         for (strategy, name) in all.iter().zip(&names) {
             assert_eq!(&name.parse::<Strategy>().unwrap(), strategy);
         }
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), 21);
+        assert_eq!(names.len(), 24);
         assert!(
             names.contains(&"fixed-16-4".to_string())
                 && names.contains(&"raptor-proposition".to_string())
+        );
+        assert_eq!(
+            all[21..].iter().map(|s| s.name()).collect::<Vec<_>>(),
+            ["section-cited", "section-citing", "section-defined"]
         );
     }
 
@@ -187,6 +239,10 @@ mod tests {
             vec![Strategy::Section, Strategy::Base(BaseUnit::Sentence)]
         );
         assert_eq!(parse_strategy_list("all").unwrap().len(), 21);
+        assert_eq!(
+            parse_strategy_list("section-defined").unwrap(),
+            vec![Strategy::Linked(Link::Defined)]
+        );
         let err = parse_strategy_list("section,paragraphs")
             .unwrap_err()
             .to_string();

@@ -10,7 +10,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::e5::{self, E5Encoder, LongTextPolicy};
+use crate::e5::{self, LongTextPolicy};
 use crate::gemma::{self, GemmaEncoder};
 use crate::{model, EmbedError, EmbeddingBackend};
 use paragraf_core::models;
@@ -127,7 +127,7 @@ impl ModelChoice {
         match self {
             ModelChoice::E5 { file } => {
                 let path = model::resolve_model_path(file.as_deref())?;
-                Ok(Box::new(E5Encoder::load(&path)?.with_policy(policy)))
+                Ok(Box::new(e5::load(&path)?.with_policy(policy)))
             }
             ModelChoice::Gemma { dir, .. } => {
                 let dir = dir.clone().unwrap_or_else(gemma::default_dir);

@@ -17,59 +17,16 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+pub use paragraf_core::encoder::e5::Config;
+use paragraf_core::encoder::q4::{q4_bytes, QK};
+use paragraf_core::encoder::tokenizer::Vocab;
+
 use crate::EmbedError;
 
 /// Magic bytes at the start of every container.
 pub const MAGIC: &[u8; 4] = b"E5S1";
 /// The only container version this reader understands.
 pub const VERSION: u32 = 1;
-/// Weights per Q4_0 block.
-pub const QK: usize = 32;
-/// Bytes per Q4_0 block: an f16 scale and 16 bytes of nibbles.
-pub const Q4_BLOCK_BYTES: usize = 18;
-
-/// Model hyper-parameters from the header.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Config {
-    pub hidden: usize,
-    pub layers: usize,
-    pub heads: usize,
-    pub ffn: usize,
-    pub vocab_rows: usize,
-    pub max_positions: usize,
-    pub type_vocab: usize,
-    pub eps: f32,
-}
-
-/// The tokenizer section.
-#[derive(Clone, Debug)]
-pub struct Vocab {
-    /// All piece bytes back to back.
-    pub blob: Vec<u8>,
-    /// `n + 1` offsets into `blob`; piece `i` is `blob[offsets[i]..offsets[i + 1]]`.
-    pub offsets: Vec<u32>,
-    pub scores: Vec<f32>,
-    pub bos: u32,
-    pub eos: u32,
-    pub pad: u32,
-    pub unk: u32,
-    /// Per-code-point replacements, sorted by code point.
-    pub norm: Vec<(u32, Vec<u32>)>,
-}
-
-impl Vocab {
-    pub fn len(&self) -> usize {
-        self.scores.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.scores.is_empty()
-    }
-
-    pub fn piece(&self, id: usize) -> &[u8] {
-        &self.blob[self.offsets[id] as usize..self.offsets[id + 1] as usize]
-    }
-}
 
 /// Element type of a tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,13 +163,8 @@ impl Container {
         let type_vocab = c.count("token type count", 1 << 10)?;
         let eps = c.f32()?;
         let qk = c.u32()?;
-        if qk as usize != QK || hidden % QK != 0 || ffn % QK != 0 || hidden % heads != 0 {
-            return Err(invalid(
-                path,
-                format!(
-                    "unsupported shape (block {qk}, hidden {hidden}, ffn {ffn}, heads {heads})"
-                ),
-            ));
+        if qk as usize != QK {
+            return Err(invalid(path, format!("unsupported Q4 block size {qk}")));
         }
         let config = Config {
             hidden,
@@ -224,6 +176,7 @@ impl Container {
             type_vocab,
             eps,
         };
+        config.validate().map_err(|reason| invalid(path, reason))?;
 
         let n = c.count("piece count", 1 << 24)?;
         let (bos, eos, pad, unk) = (c.u32()?, c.u32()?, c.u32()?, c.u32()?);
@@ -231,16 +184,10 @@ impl Container {
         let offsets = c.u32s(n + 1)?;
         let scores: Vec<f32> = c.u32s(n)?.into_iter().map(f32::from_bits).collect();
         let blob = c.take(blob_len)?.to_vec();
-        if offsets.windows(2).any(|w| w[0] > w[1]) || offsets[n] as usize > blob_len {
+        if n > vocab_rows {
             return Err(invalid(
                 path,
-                "piece offsets out of order or past the blob".into(),
-            ));
-        }
-        if [bos, eos, pad, unk].iter().any(|&id| id as usize >= n) || n > vocab_rows {
-            return Err(invalid(
-                path,
-                "special token ids or piece count exceed the vocabulary".into(),
+                "piece count exceeds the embedding table".into(),
             ));
         }
         let n_norm = c.u32()? as usize;
@@ -253,7 +200,7 @@ impl Container {
             let k = c.u8()? as usize;
             norm.push((cp, c.u32s(k)?));
         }
-        if c.pos - norm_start != norm_bytes || norm.windows(2).any(|w| w[0].0 >= w[1].0) {
+        if c.pos - norm_start != norm_bytes {
             return Err(invalid(path, "normalisation map is malformed".into()));
         }
 
@@ -278,7 +225,7 @@ impl Container {
             let bytes = c.u64()? as usize;
             let expect = match dtype {
                 DType::F32 => elements * 4,
-                DType::Q4 => elements / QK * Q4_BLOCK_BYTES,
+                DType::Q4 => q4_bytes(elements),
             };
             if bytes != expect || (dtype == DType::Q4 && !elements.is_multiple_of(QK)) {
                 return Err(invalid(
@@ -314,6 +261,7 @@ impl Container {
             unk,
             norm,
         };
+        vocab.validate().map_err(|reason| invalid(path, reason))?;
         Ok(Container {
             path: path.to_path_buf(),
             config,
@@ -361,64 +309,9 @@ impl Container {
     }
 }
 
-/// IEEE half to single precision (exact; subnormals included).
-pub fn f16_to_f32(h: u16) -> f32 {
-    let sign = ((h & 0x8000) as u32) << 16;
-    let exp = ((h >> 10) & 0x1f) as u32;
-    let man = (h & 0x3ff) as u32;
-    let bits = match (exp, man) {
-        (0, 0) => sign,
-        (0, _) => {
-            // Subnormal: value = man × 2^-24, exactly representable in f32.
-            let v = man as f32 * (1.0 / 16_777_216.0);
-            return if sign != 0 { -v } else { v };
-        }
-        (31, _) => sign | 0x7f80_0000 | (man << 13),
-        _ => sign | ((exp + 127 - 15) << 23) | (man << 13),
-    };
-    f32::from_bits(bits)
-}
-
-/// Dequantises consecutive Q4_0 blocks into `out` (`out.len()` = 32 × blocks). Within a block byte `j` holds
-/// weight `j` in its low nibble and weight `j + 16` in its high nibble; each weight is `(nibble - 8) × scale`.
-pub fn dequantize_q4(blocks: &[u8], out: &mut [f32]) {
-    for (b, o) in blocks
-        .chunks_exact(Q4_BLOCK_BYTES)
-        .zip(out.chunks_exact_mut(QK))
-    {
-        let d = f16_to_f32(u16::from_le_bytes([b[0], b[1]]));
-        for j in 0..16 {
-            let q = b[2 + j];
-            o[j] = ((q & 0x0f) as i32 - 8) as f32 * d;
-            o[j + 16] = ((q >> 4) as i32 - 8) as f32 * d;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn f16_conversion() {
-        assert_eq!(f16_to_f32(0x3c00), 1.0);
-        assert_eq!(f16_to_f32(0xc000), -2.0);
-        assert_eq!(f16_to_f32(0x0001), 5.960_464_5e-8);
-        assert_eq!(f16_to_f32(0x7bff), 65504.0);
-        assert!(f16_to_f32(0x7c00).is_infinite());
-    }
-
-    #[test]
-    fn q4_block_layout() {
-        let mut block = vec![0x00, 0x3c]; // scale 1.0
-        block.extend((0..16u8).map(|j| (j & 0x0f) | (15 - j) << 4));
-        let mut out = [0f32; 32];
-        dequantize_q4(&block, &mut out);
-        assert_eq!(out[0], -8.0);
-        assert_eq!(out[15], 7.0);
-        assert_eq!(out[16], 7.0);
-        assert_eq!(out[31], -8.0);
-    }
 
     #[test]
     fn foreign_and_truncated_files_are_named() {

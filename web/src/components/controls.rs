@@ -1,10 +1,12 @@
-//! The search box and the controls: law, strategy (all 21), mode, synonyms on/off, exact/HNSW, proxy address.
+//! The search box and the controls: law, strategy (all 21), mode, synonyms on/off, exact/HNSW, where the query
+//! vector is computed, proxy address.
 
 use leptos::prelude::*;
 use paragraf_core::engine::{Mode, UnitSearch};
 use paragraf_core::strategy::Strategy;
 
 use crate::context::{save_proxy_url, Ctx};
+use crate::state::EncoderChoice;
 
 /// The form.
 #[component]
@@ -113,7 +115,7 @@ pub fn Controls() -> impl IntoView {
                 <fieldset class="modes">
                     <legend>"Verfahren"</legend>
                     {mode_radio(Mode::Hybrid, "Hybrid", "BM25 und Vektoren, per Reciprocal Rank Fusion vereint")}
-                    {mode_radio(Mode::Dense, "Dicht", "Nur Vektoren (Anfrage über den Einbettungsdienst)")}
+                    {mode_radio(Mode::Dense, "Dicht", "Nur Vektoren (Anfragevektor vom Einbettungsdienst oder im Browser berechnet)")}
                     {mode_radio(Mode::Bm25, "BM25", "Nur lexikalisch, ohne jedes Netz")}
                 </fieldset>
                 <label title="Alltagswörter auch in der Sprache des Gesetzes suchen (Kaution → Sicherheitsleistung)">
@@ -132,8 +134,27 @@ pub fn Controls() -> impl IntoView {
             </div>
             <p id="strategy-description" class="hint">{description}</p>
             <details class="settings">
-                <summary>"Einbettungsdienst"</summary>
-                <label>"Adresse "
+                <summary>"Anfragevektor"</summary>
+                <label>"Berechnen "
+                    <select id="encoder" name="vektor" on:change=move |ev| {
+                        ctx.encoder.set(EncoderChoice::from_param(&event_target_value(&ev)))
+                    }>
+                        <option value="auto" selected=move || ctx.encoder.get() == EncoderChoice::Auto>"automatisch (Server, sonst im Browser)"</option>
+                        <option value="server" selected=move || ctx.encoder.get() == EncoderChoice::Server>"nur über den Einbettungsdienst"</option>
+                        <option value="browser" selected=move || ctx.encoder.get() == EncoderChoice::Browser>"nur im Browser (kein Text verlässt das Gerät)"</option>
+                    </select>
+                </label>
+                <p class="hint">"Im Browser lädt einmalig ein Sprachmodell (rund 20 MB), danach geht es auch offline."</p>
+                <p class="hint" id="encoder-status" role="status">{move || match ctx.browser_encoder.get().flatten() {
+                    None => String::new(),
+                    Some(Ok(e)) => format!(
+                        "Sprachmodell im Browser bereit ({}, vorbereitet in {:.1} s).",
+                        crate::format_bytes(e.entry.bytes),
+                        e.load_ms / 1000.0
+                    ),
+                    Some(Err(failure)) => failure.to_string(),
+                }}</p>
+                <label>"Einbettungsdienst "
                     <input id="proxy-url" type="url" prop:value=move || proxy_draft.get()
                         on:input=move |ev| proxy_draft.set(event_target_value(&ev))/>
                 </label>

@@ -7,7 +7,7 @@ use paragraf_core::engine::{Mode, SearchOutcome, SectionHit, UnitRoute};
 
 use crate::context::Ctx;
 use crate::highlight::runs;
-use crate::load::Outcome;
+use crate::load::{Outcome, VectorSource};
 use crate::state::UrlState;
 use paragraf_core::results::hit_spans;
 
@@ -42,12 +42,30 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
         outcome.strategy.entry.strategy,
         mode_label(outcome.search.mode),
         outcome.retrieval_ms,
-        outcome
-            .embedded
-            .as_ref()
-            .map(|e| format!(" · Anfragevektor ({}) {:.0} ms", e.model, e.ms))
-            .unwrap_or_default()
+        match &outcome.embedded {
+            Some(e) => format!(
+                " · Anfragevektor {} ({}) {:.0} ms",
+                match e.source {
+                    VectorSource::Browser => "im Browser berechnet",
+                    VectorSource::Server => "über den Server",
+                },
+                e.model,
+                e.ms
+            ),
+            None => " · nur lexikalisch".to_string(),
+        }
     );
+    let vector_ms = outcome.embedded.as_ref().map(|e| format!("{:.1}", e.ms));
+    let tokens = outcome
+        .embedded
+        .as_ref()
+        .and_then(|e| e.tokens)
+        .map(|t| t.to_string());
+    let vector = match &outcome.embedded {
+        Some(e) if e.source == VectorSource::Browser => "browser",
+        Some(_) => "server",
+        None => "none",
+    };
     let retrieval = format!("{:.3}", outcome.retrieval_ms);
     let empty = outcome.search.hits.is_empty();
     let items = outcome
@@ -61,7 +79,7 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
         .collect_view();
     view! {
         <p class="meta" id="result-meta" data-retrieval-ms=retrieval data-mode=outcome.search.mode.name()
-            data-search=outcome.number>{meta}</p>
+            data-search=outcome.number data-vector=vector data-vector-tokens=tokens data-vector-ms=vector_ms>{meta}</p>
         <Expansions outcome=outcome.clone()/>
         {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter oder eine andere Strategie versuchen."</p> })}
         <ol class="results" aria-label="Ergebnisse">{items}</ol>

@@ -6,9 +6,9 @@
 //! text. Misses are sorted by length and sent in batches of about 8k tokens, which wastes less padding.
 
 use super::BuildError;
+use paragraf_core::encoder::tokenizer::Tokenizer;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
-use paragraf_embed::tokenizer::Tokenizer;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use std::collections::HashMap;
 use std::time::Instant;

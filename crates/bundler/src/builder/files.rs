@@ -8,7 +8,7 @@ use super::BuildError;
 use std::path::Path;
 
 /// Deletes the file a rebuilt bundle replaced, once the saved manifest no longer lists it.
-pub(super) fn remove_superseded(dir: &Path, replaced: Option<String>, current: &str) {
+pub(crate) fn remove_superseded(dir: &Path, replaced: Option<String>, current: &str) {
     if let Some(old) = replaced.filter(|old| old != current) {
         match std::fs::remove_file(dir.join(&old)) {
             Ok(()) => {}

