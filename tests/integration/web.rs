@@ -586,6 +586,31 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     );
     browser.type_into("#q", "Art. 1 GG\u{E007}");
     browser.wait_text("#r0", "the cited article first", |t| t.contains("zitiert"));
+    // 3a'. What a result cites and what cites it: Art. 17a restricts Art. 5, 8, 11, 13 and 17; Art. 8 is cited by
+    // Art. 17a and 18. A listed section is a link that searches it.
+    browser.type_into("#q", "Art. 17a\u{E007}");
+    let cites = browser.wait_text("#r0 .cites", "the citation list", |t| t.contains("Art. 13"));
+    assert!(
+        cites.starts_with("Verweist auf: Art. 5 ")
+            && cites.contains("Art. 8 ")
+            && cites.contains("Art. 17 "),
+        "{cites}"
+    );
+    browser.click("#r0 .cites a:nth-of-type(2)");
+    let cited_by = browser.wait_text("#r0 .cited-by", "the cited-by list of Art. 8", |t| {
+        t.contains("Art. 17a")
+    });
+    assert!(
+        cited_by.starts_with("Zitiert in: ") && cited_by.contains("Art. 18"),
+        "{cited_by}"
+    );
+    let opened = browser.text("#r0 h2").unwrap();
+    assert!(
+        opened == "Art. 8" || opened.starts_with("Art. 8 "),
+        "{opened}"
+    );
+    browser.type_into("#q", "Art. 1 GG\u{E007}");
+    browser.wait_text("#r0", "the cited article first", |t| t.contains("zitiert"));
     let cited = browser.text("#r0 h2").unwrap();
     assert!(cited == "Art. 1" || cited.starts_with("Art. 1 "), "{cited}");
     browser.screenshot("3-citation");
@@ -1359,4 +1384,91 @@ fn browser_encoder_searches_without_a_server() {
     browser.wait_text("#result-meta", "BM25 results", |t| t.contains("BM25"));
     browser.wait_text(".results", "lexical results", |t| t.contains("Art. 8"));
     browser.screenshot("7b-encoder-broken");
+}
+
+/// The worker's vectors equal the native encoder's: the 20 citizen questions always (and, with
+/// `PARAGRAF_BROWSER_PARITY_QUESTIONS=<GerLayQA dev file>`, every question of that file; minutes). Both sides run the
+/// browser's pruned model file, so only arithmetic can differ (wasm f32 vs native FMA); the cosine to the full
+/// model and the share of questions that read a pruned piece are printed next to it.
+#[test]
+fn browser_encoder_vectors_equal_the_native_encoders() {
+    let bundles = gg_bundles();
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(bundles.join("manifest.json")).unwrap())
+            .unwrap();
+    let entry = manifest["encoder"].clone();
+    let file = std::fs::read(bundles.join(entry["file"].as_str().unwrap())).unwrap();
+    let pruned = paragraf_core::encoder::file::ModelFile::from_bytes(&file)
+        .unwrap()
+        .into_encoder();
+    let mut questions: Vec<String> = CITIZEN_QUESTIONS.iter().map(|q| q.to_string()).collect();
+    if let Some(path) = std::env::var_os("PARAGRAF_BROWSER_PARITY_QUESTIONS") {
+        let dev: Vec<paragraf_core::eval::Question> =
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        questions.extend(dev.iter().map(|q| q.text()));
+    }
+    let site = serve_static_switchable(vec![
+        ("/bundles/".into(), bundles.to_path_buf()),
+        ("/".into(), dist()),
+    ])
+    .0;
+    let browser = Browser::start();
+    browser.goto(&format!("http://{site}/?mode=bm25"));
+    browser.call("POST", "/timeouts", json!({"script": 600_000}));
+    // The worker driven through its own protocol (`encoder_protocol`): Started, Load + bytes, Embed per question.
+    let ready = browser.call(
+        "POST",
+        "/execute/async",
+        json!({"script": "const [entry, done] = [arguments[0], arguments[arguments.length - 1]];\
+            const w = new Worker('paragraf-encoder_loader.js'); window.encoder = w;\
+            w.onerror = (e) => done('crashed: ' + e.message);\
+            w.onmessage = async (e) => { const head = JSON.parse(e.data[0]);\
+              if (head === 'Started') { const bytes = new Uint8Array(await (await fetch('bundles/' + entry.file)).arrayBuffer());\
+                w.postMessage([JSON.stringify({Load: {entry}}), bytes], [bytes.buffer]); }\
+              else if (head.Ready) done('ready'); else done(JSON.stringify(head)); };",
+            "args": [entry]}),
+    );
+    assert_eq!(ready, json!("ready"));
+    let (mut worst, mut worst_full, mut affected) = (1.0f64, 1.0f64, 0);
+    let cos = |a: &[f32], b: &[f32]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| f64::from(*x) * f64::from(*y))
+            .sum::<f64>()
+    };
+    for chunk in questions.chunks(25) {
+        let vectors = browser.call(
+            "POST",
+            "/execute/async",
+            json!({"script": "const [texts, done] = [arguments[0], arguments[arguments.length - 1]];\
+                const w = window.encoder; const out = [];\
+                w.onmessage = (e) => { out.push(Array.from(e.data[1]));\
+                  if (out.length === texts.length) done(out);\
+                  else w.postMessage([JSON.stringify({Embed: {id: out.length + 1, text: texts[out.length]}})]); };\
+                w.postMessage([JSON.stringify({Embed: {id: 1, text: texts[0]}})]);",
+                "args": [chunk]}),
+        );
+        let vectors: Vec<Vec<f32>> = serde_json::from_value(vectors).unwrap();
+        let texts: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        let native = pruned.embed_texts(&texts, TextKind::Query);
+        let full = crate::util::encoder()
+            .embed(&texts, TextKind::Query)
+            .unwrap();
+        for (i, text) in texts.iter().enumerate() {
+            let c = cos(&vectors[i], &native[i]);
+            assert!(
+                c >= 0.999,
+                "{text:.60}: cosine {c} between worker and native"
+            );
+            worst = worst.min(c);
+            worst_full = worst_full.min(cos(&vectors[i], &full[i]));
+            let mut ids = pruned.content_ids(text, TextKind::Query);
+            ids.truncate(pruned.window_tokens());
+            affected += usize::from(ids.iter().any(|&id| !pruned.has_row(id)));
+        }
+    }
+    println!(
+        "{} questions: worker vs native (same model file) cosine min {worst:.6}; vs the full model min {worst_full:.4}; {affected} read a pruned piece",
+        questions.len()
+    );
 }

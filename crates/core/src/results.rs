@@ -415,6 +415,21 @@ pub fn citations(law: &Law, index: usize) -> Vec<Citation> {
     out
 }
 
+/// The sections of the same law that cite section `index`, in law order without duplicates.
+pub fn cited_by(law: &Law, index: usize) -> Vec<SectionRef> {
+    let mut out: Vec<SectionRef> = Vec::new();
+    for (i, _) in law.incoming_references(index) {
+        let s = &law.sections[i];
+        if !out.iter().any(|c| c.designation == s.designation) {
+            out.push(SectionRef {
+                designation: s.designation.clone(),
+                title: s.title.clone(),
+            });
+        }
+    }
+    out
+}
+
 /// One engine hit in the schema. `strategy` is the bundle the hit's units index into; `question` decides the
 /// highlighted words when no unit narrower than the section hit.
 pub fn section_result(
@@ -476,16 +491,6 @@ pub fn section_text(law: &Law, index: usize) -> SectionText {
                 .collect(),
         })
         .collect();
-    let mut cited_by: Vec<SectionRef> = Vec::new();
-    for (i, _) in law.incoming_references(index) {
-        let s = &law.sections[i];
-        if !cited_by.iter().any(|c| c.designation == s.designation) {
-            cited_by.push(SectionRef {
-                designation: s.designation.clone(),
-                title: s.title.clone(),
-            });
-        }
-    }
     SectionText {
         schema: SECTION_SCHEMA.to_string(),
         law: law.abbreviation.clone(),
@@ -497,7 +502,7 @@ pub fn section_text(law: &Law, index: usize) -> SectionText {
         subsections,
         footnotes: section.footnotes.clone(),
         cites: citations(law, index),
-        cited_by,
+        cited_by: cited_by(law, index),
         url: law.official_url(index),
     }
 }

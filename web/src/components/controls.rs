@@ -144,7 +144,7 @@ pub fn Controls() -> impl IntoView {
                         <option value="browser" selected=move || ctx.encoder.get() == EncoderChoice::Browser>"nur im Browser (kein Text verlässt das Gerät)"</option>
                     </select>
                 </label>
-                <p class="hint">"Im Browser lädt einmalig ein Sprachmodell (rund 20 MB), danach geht es auch offline."</p>
+                <p class="hint">"Im Browser lädt einmalig ein Sprachmodell (rund 25 MB), danach geht es auch offline."</p>
                 <p class="hint" id="encoder-status" role="status">{move || match ctx.browser_encoder.get().flatten() {
                     None => String::new(),
                     Some(Ok(e)) => format!(

@@ -9,7 +9,7 @@ use crate::context::Ctx;
 use crate::highlight::runs;
 use crate::load::{Outcome, VectorSource};
 use crate::state::UrlState;
-use paragraf_core::results::hit_spans;
+use paragraf_core::results::{citations, cited_by, hit_spans, Citation, MAX_HIT_CITATIONS};
 
 fn mode_label(mode: Mode) -> &'static str {
     match mode {
@@ -182,21 +182,7 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
                     .get(target as usize)
                     .map(|s| s.designation.clone())
                     .unwrap_or_default();
-                let href = UrlState {
-                    q: designation.clone(),
-                    ..ctx.url_state_untracked()
-                }
-                .to_query();
-                let title = format!("{designation} in der App öffnen");
-                view! {
-                    <a class="ref" href=href title=title on:click=move |ev| {
-                        ev.prevent_default();
-                        ctx.input.set(designation.clone());
-                        ctx.submit();
-                        scroll_to_top();
-                    }>{run.text}</a>
-                }
-                .into_any()
+                search_link(ctx, designation, run.text)
             }
             (None, Some(r)) => {
                 view! { <mark class=format!("hit hit{}", r.min(2))>{run.text}</mark> }.into_any()
@@ -204,6 +190,40 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
             (None, None) => view! { <span>{run.text}</span> }.into_any(),
         })
         .collect_view();
+    let cites = citations(law, i);
+    let cited_by = cited_by(law, i);
+    let links = (!cites.is_empty() || !cited_by.is_empty()).then(|| {
+        let cites = (!cites.is_empty()).then(|| {
+            let shown = cites.len().min(MAX_HIT_CITATIONS);
+            let items = cites[..shown]
+                .iter()
+                .map(|c| match c {
+                    Citation::Section {
+                        designation, title, ..
+                    } => section_link(ctx, designation, title),
+                    Citation::External { law, designation } => {
+                        view! { <span class="external">{format!("{designation} {law}")}</span> }
+                            .into_any()
+                    }
+                    Citation::Unresolved { designation } => {
+                        view! { <span>{designation.clone()}</span> }.into_any()
+                    }
+                })
+                .collect();
+            let items = separated(items);
+            view! { <p class="cites">"Verweist auf: " {items} {more(cites.len() - shown)}</p> }
+        });
+        let cited_by = (!cited_by.is_empty()).then(|| {
+            let shown = cited_by.len().min(MAX_HIT_CITATIONS);
+            let items = cited_by[..shown]
+                .iter()
+                .map(|s| section_link(ctx, &s.designation, &s.title))
+                .collect();
+            let items = separated(items);
+            view! { <p class="cited-by">"Zitiert in: " {items} {more(cited_by.len() - shown)}</p> }
+        });
+        view! { <div class="links">{cites}{cited_by}</div> }
+    });
     let heading = format!("{} {}", section.designation, section.title);
     let official = official_url(law, i);
     let cited = hit.cited;
@@ -216,12 +236,56 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
             </div>
             <p class="path">{format!("{} › {path}", outcome.law.entry.law)}</p>
             <p class="text">{text}</p>
+            {links}
             <p class="foot">
                 <span class="units">{units}</span>
                 <a href=official target="_blank" rel="noopener">"Amtliche Fassung ↗"</a>
             </p>
         </li>
     }
+}
+
+/// A section of the same law as a link that searches it in the app (`§ 536 Mietminderung`).
+fn section_link(ctx: Ctx, designation: &str, title: &str) -> AnyView {
+    let label = if title.is_empty() {
+        designation.to_string()
+    } else {
+        format!("{designation} {title}")
+    };
+    search_link(ctx, designation.to_string(), label)
+}
+
+/// A link showing `label` that searches `designation` in the app (a shareable URL; a click searches in place).
+fn search_link(ctx: Ctx, designation: String, label: String) -> AnyView {
+    let href = UrlState {
+        q: designation.clone(),
+        ..ctx.url_state_untracked()
+    }
+    .to_query();
+    let title = format!("{designation} in der App öffnen");
+    view! {
+        <a class="ref" href=href title=title on:click=move |ev| {
+            ev.prevent_default();
+            ctx.input.set(designation.clone());
+            ctx.submit();
+            scroll_to_top();
+        }>{label}</a>
+    }
+    .into_any()
+}
+
+/// The items with ` · ` between them.
+fn separated(items: Vec<AnyView>) -> impl IntoView {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(k, item)| view! { {(k > 0).then_some(" · ")} {item} })
+        .collect_view()
+}
+
+/// "… und 3 weitere" after a shortened list.
+fn more(hidden: usize) -> Option<String> {
+    (hidden > 0).then(|| format!(" … und {hidden} weitere"))
 }
 
 fn scroll_to_top() {
