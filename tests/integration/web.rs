@@ -611,6 +611,44 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     );
     browser.type_into("#q", "Art. 1 GG\u{E007}");
     browser.wait_text("#r0", "the cited article first", |t| t.contains("zitiert"));
+    // 3a''. The citation graph: switched on, hybrid re-ranks with the cross-validated weight, the result line names
+    // it and the URL keeps it; the in-browser retrieval time is printed next to the run without it.
+    let retrieval = |b: &Browser| -> f64 {
+        b.script(
+            "return document.getElementById('result-meta').dataset.retrievalMs",
+            json!([]),
+        )
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+    };
+    browser.click("input[name=mode][value=hybrid]");
+    browser.wait_text("#result-meta", "hybrid results", |t| t.contains("hybrid"));
+    let without_graph = retrieval(&browser);
+    browser.click("#graph");
+    let meta = browser.wait_text("#result-meta", "the graph re-ranking", |t| {
+        t.contains("Verweisgraph")
+    });
+    assert!(
+        meta.contains("hybrid") && meta.contains("Verweisgraph (Gewicht 0,25)"),
+        "{meta}"
+    );
+    assert!(
+        browser.current_url().contains("graph=an"),
+        "{}",
+        browser.current_url()
+    );
+    println!(
+        "in-browser retrieval, hybrid (GG test bundles, sentence): {without_graph:.2} ms, with the citation graph {:.2} ms",
+        retrieval(&browser)
+    );
+    browser.click("#graph");
+    browser.wait_text("#result-meta", "the graph off again", |t| {
+        !t.contains("Verweisgraph")
+    });
+    browser.click("input[name=mode][value=bm25]");
+    browser.wait_text("#result-meta", "BM25 again", |t| t.contains("BM25"));
     let cited = browser.text("#r0 h2").unwrap();
     assert!(cited == "Art. 1" || cited.starts_with("Art. 1 "), "{cited}");
     browser.screenshot("3-citation");

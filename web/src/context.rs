@@ -30,6 +30,8 @@ pub struct Ctx {
     pub mode: RwSignal<Mode>,
     /// Query expansion on or off.
     pub expand: RwSignal<bool>,
+    /// Citation-graph re-ranking on or off.
+    pub graph: RwSignal<bool>,
     pub unit_search: RwSignal<UnitSearch>,
     /// Where query vectors come from (automatic, only the proxy, only the browser).
     pub encoder: RwSignal<EncoderChoice>,
@@ -94,6 +96,7 @@ impl Ctx {
         let without = RwSignal::new(start.without.clone());
         let mode = RwSignal::new(start.mode);
         let expand = RwSignal::new(start.expand);
+        let graph = RwSignal::new(start.graph);
         let unit_search = RwSignal::new(start.unit_search);
         let encoder_choice = RwSignal::new(start.encoder);
         let progress = RwSignal::new(None);
@@ -163,6 +166,7 @@ impl Ctx {
                 query: query.get(),
                 without: without.get(),
                 expand: expand.get(),
+                graph: graph.get(),
                 mode: mode.get(),
                 unit_search: unit_search.get(),
             };
@@ -200,6 +204,7 @@ impl Ctx {
             strategy,
             mode,
             expand,
+            graph,
             unit_search,
             encoder: encoder_choice,
             page: RwSignal::new(start.page),
@@ -245,6 +250,7 @@ impl Ctx {
             strategy: self.strategy.get(),
             mode: self.mode.get(),
             expand: self.expand.get(),
+            graph: self.graph.get(),
             unit_search: self.unit_search.get(),
             data: self.data.get(),
             proxy: self.proxy_from_url.get().then(|| self.proxy_url.get()),

@@ -13,6 +13,7 @@ use paragraf_core::engine::{
 use paragraf_core::eval::report::Report;
 use paragraf_core::expansion::{ExpansionFile, ExpansionTable, ExpansionsEntry};
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
+use paragraf_core::search::graph::cross_validated_weight;
 
 use crate::encoder::BrowserEncoder;
 use crate::failure::{BundleKind, BundleProblem, Failure};
@@ -53,6 +54,8 @@ pub struct Outcome {
     pub retrieval_ms: f64,
     /// The query vector's model and the time it took (ms), when one was fetched.
     pub embedded: Option<Embedded>,
+    /// The citation-graph weight applied (0: off).
+    pub graph_weight: f32,
 }
 
 /// Where a search's query vector came from.
@@ -437,6 +440,8 @@ pub struct SearchRequest {
     pub without: Vec<String>,
     /// Query expansion on.
     pub expand: bool,
+    /// Citation-graph re-ranking on.
+    pub graph: bool,
     pub mode: Mode,
     pub unit_search: UnitSearch,
 }
@@ -456,6 +461,7 @@ pub async fn run_search(
         query,
         without,
         expand,
+        graph,
         mode,
         unit_search,
     } = request;
@@ -481,6 +487,12 @@ pub async fn run_search(
     let options = SearchOptions {
         mode,
         unit_search,
+        // The weight cross-validation chose for the mode that runs (BM25 when there is no vector).
+        graph_weight: match (graph, &vector) {
+            (false, _) => 0.0,
+            (true, Some(_)) => cross_validated_weight(mode),
+            (true, None) => cross_validated_weight(Mode::Bm25),
+        },
         expansion_weight: if expand {
             defaults.expansion_weight
         } else {
@@ -508,5 +520,6 @@ pub async fn run_search(
         without,
         retrieval_ms,
         embedded,
+        graph_weight: options.graph_weight,
     }))
 }

@@ -1,4 +1,4 @@
-//! The search state that lives in the URL (`?q=&ohne=&law=&s=&mode=&syn=&u=&vektor=`), so a search can be shared and
+//! The search state that lives in the URL (`?q=&ohne=&law=&s=&mode=&syn=&graph=&u=&vektor=`), so a search can be shared and
 //! reloaded.
 
 use paragraf_core::engine::{Mode, UnitSearch};
@@ -18,6 +18,8 @@ pub struct UrlState {
     pub mode: Mode,
     /// Query expansion on (the default) or off (`syn=aus`).
     pub expand: bool,
+    /// Citation-graph re-ranking on (`graph=an`; off by default).
+    pub graph: bool,
     /// Exact scan or HNSW.
     pub unit_search: UnitSearch,
     /// Another bundle folder (`?data=`), relative to the page or absolute.
@@ -91,6 +93,7 @@ impl Default for UrlState {
             strategy: String::new(),
             mode: Mode::default(),
             expand: true,
+            graph: false,
             unit_search: UnitSearch::default(),
             data: None,
             proxy: None,
@@ -127,6 +130,7 @@ impl UrlState {
                 "s" => state.strategy = value,
                 "mode" => state.mode = value.parse().unwrap_or_default(),
                 "syn" => state.expand = value != "aus",
+                "graph" => state.graph = value == "an",
                 "u" => state.unit_search = value.parse().unwrap_or_default(),
                 "data" if !value.is_empty() => state.data = Some(value),
                 "proxy" if !value.is_empty() => state.proxy = Some(value),
@@ -162,6 +166,9 @@ impl UrlState {
         }
         if !self.expand {
             parts.push("syn=aus".to_string());
+        }
+        if self.graph {
+            parts.push("graph=an".to_string());
         }
         if self.unit_search != UnitSearch::default() {
             parts.push(format!("u={}", self.unit_search));
@@ -237,6 +244,7 @@ mod tests {
             strategy: "subsection".into(),
             mode: Mode::Bm25,
             expand: false,
+            graph: true,
             unit_search: UnitSearch::Hnsw,
             data: Some("https://example.org/b/".into()),
             proxy: Some("http://127.0.0.1:9/".into()),

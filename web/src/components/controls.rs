@@ -123,6 +123,11 @@ pub fn Controls() -> impl IntoView {
                         on:change=move |ev| ctx.expand.set(event_target_checked(&ev))/>
                     " Synonyme"
                 </label>
+                <label title="Treffer, die viele Treffer zitieren oder von ihnen zitiert werden, steigen (Gewicht per Kreuzvalidierung gewählt)">
+                    <input id="graph" type="checkbox" prop:checked=move || ctx.graph.get()
+                        on:change=move |ev| ctx.graph.set(event_target_checked(&ev))/>
+                    " Verweisgraph"
+                </label>
                 <label>"Einheitensuche "
                     <select id="unit-search" name="u" on:change=move |ev| {
                         ctx.unit_search.set(event_target_value(&ev).parse().unwrap_or_default())

@@ -34,6 +34,7 @@ fn route_label(search: &SearchOutcome) -> &'static str {
 /// The list for one search.
 #[component]
 pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
+    let graph = expect_context::<Ctx>().graph.get_untracked();
     let unit_search = route_label(&outcome.search);
     let meta = format!(
         "{} Treffer in {} · Strategie {} · {}{unit_search} · Suche im Browser {:.1} ms{}",
@@ -54,7 +55,11 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
             ),
             None => " · nur lexikalisch".to_string(),
         }
-    );
+    ) + &match (outcome.graph_weight, graph) {
+        (w, _) if w > 0.0 => format!(" · Verweisgraph (Gewicht {w})").replace('.', ","),
+        (_, true) => " · Verweisgraph bei BM25 ohne Wirkung".to_string(),
+        _ => String::new(),
+    };
     let vector_ms = outcome.embedded.as_ref().map(|e| format!("{:.1}", e.ms));
     let tokens = outcome
         .embedded

@@ -21,6 +21,17 @@ use std::collections::BTreeMap;
 use super::Hit;
 use crate::law::{Law, RefTarget};
 
+/// The graph weight the app applies when the user switches the citation graph on: what 5-fold cross-validation on
+/// the dev questions chose for the small-unit strategies (README, "Graph-aware ranking"): 0.5 for dense search,
+/// 0.25 for hybrid; BM25 gained nothing, so it stays 0.
+pub fn cross_validated_weight(mode: crate::engine::Mode) -> f32 {
+    match mode {
+        crate::engine::Mode::Dense => 0.5,
+        crate::engine::Mode::Hybrid => 0.25,
+        crate::engine::Mode::Bm25 => 0.0,
+    }
+}
+
 /// Damping of the walk: the share of a section's mass that moves to its neighbours per step.
 pub const DAMPING: f32 = 0.5;
 
