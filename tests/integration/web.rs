@@ -609,6 +609,15 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         opened == "Art. 8" || opened.starts_with("Art. 8 "),
         "{opened}"
     );
+    // Art. 9 Abs. 3 cites its own Absätze 2 and 3: not listed as citations of another section.
+    browser.type_into("#q", "Art. 9\u{E007}");
+    let own = browser.wait_text("#r0 .cites", "the citations of Art. 9", |t| {
+        t.contains("Art. 91")
+    });
+    assert!(
+        !own.contains("Art. 9 ·") && !own.ends_with("Art. 9"),
+        "{own}"
+    );
     browser.type_into("#q", "Art. 1 GG\u{E007}");
     browser.wait_text("#r0", "the cited article first", |t| t.contains("zitiert"));
     // 3a''. The citation graph: switched on, hybrid re-ranks with the cross-validated weight, the result line names

@@ -195,7 +195,17 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
             (None, None) => view! { <span>{run.text}</span> }.into_any(),
         })
         .collect_view();
-    let cites = citations(law, i);
+    // One entry per cited section (`Abs. 2 und 3` of one article once), never the section itself.
+    let mut cites = citations(law, i);
+    let mut seen = vec![section.designation.clone()];
+    cites.retain(|c| match c {
+        Citation::Section { designation, .. } if seen.contains(designation) => false,
+        Citation::Section { designation, .. } => {
+            seen.push(designation.clone());
+            true
+        }
+        _ => true,
+    });
     let cited_by = cited_by(law, i);
     let links = (!cites.is_empty() || !cited_by.is_empty()).then(|| {
         let cites = (!cites.is_empty()).then(|| {
