@@ -501,6 +501,19 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
         );
         (failed.status.code(), err)
     };
+    // Refused with exit 2 and `expected` in the message, on the fixture's questions and bundles plus `extra`.
+    let refused = |extra: &[&str], expected: &str| {
+        let mut all = vec![
+            "--questions",
+            questions.to_str().unwrap(),
+            "--bundles",
+            bundles.to_str().unwrap(),
+        ];
+        all.extend_from_slice(extra);
+        let (code, err) = failure(&all);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(expected), "{err}");
+    };
     let with = |questions: &std::path::Path, bundles: &std::path::Path| {
         failure(&[
             "--questions",
@@ -531,73 +544,22 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
         "{err}"
     );
     let model = dir.path().join("no-model.e5");
-    let (code, err) = failure(&[
-        "--questions",
-        questions.to_str().unwrap(),
-        "--bundles",
-        bundles.to_str().unwrap(),
-        "--model",
-        model.to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(
-        err.contains("neither a model name (e5, embeddinggemma") && err.contains("no-model.e5"),
-        "{err}"
+    refused(
+        &["--model", model.to_str().unwrap()],
+        "neither a model name (e5, embeddinggemma",
     );
+    refused(&["--model", model.to_str().unwrap()], "no-model.e5");
     // Another model than the bundles': refused, naming both.
-    let (code, err) = failure(&[
-        "--questions",
-        questions.to_str().unwrap(),
-        "--bundles",
-        bundles.to_str().unwrap(),
-        "--model",
-        "embeddinggemma@256",
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(
-        err.contains("the bundles were built with intfloat/multilingual-e5-small@q4 but --model names google/embeddinggemma-300m@256"),
-        "{err}"
+    refused(&["--model", "embeddinggemma@256"], "the bundles were built with intfloat/multilingual-e5-small@q4 but --model names google/embeddinggemma-300m@256");
+    refused(
+        &["--expansion-weight", "0,-1"],
+        "--expansion-weight -1: weights must be 0 or more",
     );
-    let (code, err) = failure(&[
-        "--questions",
-        questions.to_str().unwrap(),
-        "--bundles",
-        bundles.to_str().unwrap(),
-        "--expansion-weight",
-        "0,-1",
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(
-        err.contains("--expansion-weight -1: weights must be 0 or more"),
-        "{err}"
-    );
-    let (code, err) = failure(&[
-        "--questions",
-        questions.to_str().unwrap(),
-        "--bundles",
-        bundles.to_str().unwrap(),
-        "--dense-weight",
-        "1,2",
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(
-        err.contains("several --dense-weight values cross-validate hybrid fusion, which dense and BM25 runs do not use: pass --modes hybrid"),
-        "{err}"
-    );
-    let (code, err) = failure(&[
-        "--questions",
-        questions.to_str().unwrap(),
-        "--bundles",
-        bundles.to_str().unwrap(),
-        "--dense-weight",
-        "1,2",
-        "--graph-weight",
-        "0,1",
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(
-        err.contains("cross-validate one thing at a time: several values for only one of --expansion-weight, --graph-weight, --dense-weight"),
-        "{err}"
+    refused(&["--dense-weight", "1,2"], "several --dense-weight values cross-validate hybrid fusion, which dense and BM25 runs do not use: pass --modes hybrid");
+    refused(&["--dense-weight", "1,2", "--graph-weight", "0,1"], "cross-validate one thing at a time: several values for only one of --expansion-weight, --graph-weight, --dense-weight");
+    refused(
+        &["--browser-encoder", "--long-questions", "window-average"],
+        "--browser-encoder cannot be combined with --long-questions window-average",
     );
     let failed = run(&["eval", "--title-weight", "0"]);
     let err = String::from_utf8_lossy(&failed.stderr);

@@ -174,6 +174,18 @@ impl Browser {
         .map(str::to_string)
     }
 
+    /// The running number of the last finished search (`data-search` of the result line; 0 before any).
+    fn search_number(&self) -> u64 {
+        self.script(
+            "const m = document.getElementById('result-meta'); return m ? m.dataset.search : '0'",
+            json!([]),
+        )
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+    }
+
     fn count(&self, css: &str) -> usize {
         self.script(
             "return document.querySelectorAll(arguments[0]).length;",
@@ -968,13 +980,7 @@ fn browser_cold_start_and_retrieval_per_strategy() {
     // Each finished search carries a running number (`data-search`): the next one is recognisable even when
     // the DOM is patched in place and the text is equal.
     let last_search = std::cell::Cell::new(0u64);
-    let mark_stale = || {
-        let n = browser.script(
-            "const m = document.getElementById('result-meta'); return m ? m.dataset.search : '0'",
-            json!([]),
-        );
-        last_search.set(n.as_str().unwrap().parse().unwrap());
-    };
+    let mark_stale = || last_search.set(browser.search_number());
     let fresh_ms_of = |what: &str, mode: &str| -> f64 {
         let started = Instant::now();
         loop {
@@ -1321,15 +1327,7 @@ fn browser_encoder_searches_without_a_server() {
     let short = "Darf die Polizei ohne richterlichen Beschluss meine Wohnung durchsuchen, wenn ich nicht zu Hause bin?";
     let long: Vec<&str> = CITIZEN_QUESTIONS.iter().cycle().take(26).copied().collect();
     let long = long.join(" ");
-    let mut last: u64 = browser
-        .script(
-            "return document.getElementById('result-meta').dataset.search",
-            json!([]),
-        )
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let mut last: u64 = browser.search_number();
     for text in [short, long.as_str()] {
         let mut worker_ms = Vec::new();
         let mut tokens = 0;
@@ -1363,15 +1361,7 @@ fn browser_encoder_searches_without_a_server() {
 
     // 2. The worker never blocks the page: while a long question is embedded, a typed character appears.
     let long = CITIZEN_QUESTIONS.join(" ").repeat(4);
-    let before: u64 = browser
-        .script(
-            "return document.getElementById('result-meta').dataset.search",
-            json!([]),
-        )
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let before: u64 = browser.search_number();
     browser.type_into("#q", &format!("{long}\u{E007}"));
     let q = browser.element("#q");
     browser.call(

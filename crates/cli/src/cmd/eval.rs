@@ -217,11 +217,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         .collect();
 
     let (vectors, embed_ms) = if needs_vectors {
-        let (mut v, ms) =
-            embed_questions(&texts, &args, entries.first().map(|e| e.model.as_str()))?;
-        if args.browser_encoder {
-            browser_vectors(&args.bundles, &texts, &mut v)?;
-        }
+        let (v, ms) = embed_questions(&texts, &args, entries.first().map(|e| e.model.as_str()))?;
         (Some(v), Some(ms))
     } else {
         (None, None)
@@ -724,10 +720,13 @@ fn embed_questions(
         }
         bar.finish_and_clear();
     }
-    let vectors = texts
+    let mut vectors: Vec<Vec<f32>> = texts
         .iter()
         .map(|t| choice.narrow(cache.get(TextKind::Query, t).expect("cached above")))
         .collect();
+    if args.browser_encoder {
+        browser_vectors(args, choice.model_id().as_str(), texts, &mut vectors)?;
+    }
     let mean = if ms.is_empty() {
         f64::NAN
     } else {
@@ -928,11 +927,23 @@ fn write_report(report: &Report, out: &Path) -> Result<()> {
 
 /// Replaces the vectors of questions that read a piece the browser's model file has no row for with that model
 /// file's vectors (the others are identical by construction: same weights, same code) and says how many.
-fn browser_vectors(bundles: &Path, texts: &[String], vectors: &mut [Vec<f32>]) -> Result<()> {
+fn browser_vectors(
+    args: &EvalArgs,
+    model: &str,
+    texts: &[String],
+    vectors: &mut [Vec<f32>],
+) -> Result<()> {
+    let bundles = &args.bundles;
     let manifest = paragraf_bundler::manifest::load_or_new(bundles)?;
     let Some(entry) = manifest.encoder else {
         refuse!("{} lists no browser model file: build e5 bundles with this version of `paragraf build`", bundles.display())
     };
+    if entry.model != model {
+        refuse!("the browser model file is {} but the questions are embedded with {model}; vectors of different models are not comparable", entry.model)
+    }
+    if !matches!(args.long_questions, LongQuestions::Truncate) {
+        refuse!("the browser truncates long questions to 510 tokens: --browser-encoder cannot be combined with --long-questions window-average")
+    }
     let bytes =
         paragraf_bundler::manifest::read_listed(bundles, &entry.file, entry.bytes, &entry.sha256)?;
     let encoder = paragraf_core::encoder::file::ModelFile::from_bytes(&bytes)
