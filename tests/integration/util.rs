@@ -300,8 +300,9 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// Bundles (`section`, `subsection`, `sentence`) of the first 40 norms of the real GG (Präambel, Art. 1 ff.), built
-/// once per test run under the target folder and shared by the browser tests.
+/// Bundles (`section`, `subsection`, `sentence`) of the first 40 norms of the real GG (Präambel, Art. 1 ff.) and
+/// Art. 116 (which defines `Deutscher`, a term the basic rights use), built once per test run under the target
+/// folder and shared by the browser tests.
 pub fn gg_bundles() -> &'static Path {
     static BUNDLES: OnceLock<PathBuf> = OnceLock::new();
     BUNDLES.get_or_init(|| {
@@ -309,9 +310,15 @@ pub fn gg_bundles() -> &'static Path {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let xml = std::fs::read_to_string(shared("corpus/GG.xml")).unwrap();
-        let parts: Vec<&str> = xml.split("<norm ").collect();
+        let mut parts: Vec<&str> = xml.split("<norm ").collect();
+        let art_116 = parts
+            .iter()
+            .position(|p| p.contains("<enbez>Art 116</enbez>"))
+            .expect("Art. 116 GG");
+        let (head, definition) = (&parts[..=40], parts[art_116]);
+        parts = [head, &[definition]].concat();
         let law = dir.join("GG.xml");
-        std::fs::write(&law, format!("{}</dokumente>", parts[..=40].join("<norm "))).unwrap();
+        std::fs::write(&law, format!("{}</dokumente>", parts.join("<norm "))).unwrap();
         let bundles = dir.join("bundles");
         run_ok(&build_args(&law, "section,subsection,sentence", &bundles));
         bundles

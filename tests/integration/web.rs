@@ -7,6 +7,7 @@ use crate::util::{fake_proxy, free_port, gg_bundles, serve_static_switchable, te
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use paragraf_core::expansion::ExpansionFile;
+use paragraf_core::search::graph::cross_validated_weight;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -621,6 +622,35 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         opened == "Art. 8" || opened.starts_with("Art. 8 "),
         "{opened}"
     );
+    // 3a''. A term another section defines: Art. 8 grants its right to `Deutschen`, Art. 116 defines `Deutscher`.
+    // Hovering shows the definition (title); a click opens it as a popover whose link searches Art. 116.
+    let term = browser.script(
+        "const t = document.querySelector('#r0 button.term[data-term=\"Deutscher\"]'); \
+         return t && [t.textContent, t.title]",
+        json!([]),
+    );
+    assert_eq!(term[0], json!("Deutschen"), "{term}");
+    let hover = term[1].as_str().unwrap();
+    assert!(
+        hover.starts_with("Deutscher (Art. 116): Deutscher im Sinne dieses Grundgesetzes ist"),
+        "{hover}"
+    );
+    browser.click("#r0 button.term[data-term=\"Deutscher\"]");
+    let popover = browser.wait_text(
+        "#r0 .definition:popover-open",
+        "the definition popover",
+        |t| !t.is_empty(),
+    );
+    assert!(
+        popover.starts_with("Deutscher – Legaldefinition in Art. 116")
+            && popover.contains("Deutscher im Sinne dieses Grundgesetzes ist"),
+        "{popover}"
+    );
+    browser.screenshot("definition-popover");
+    browser.click("#r0 .definition:popover-open a");
+    browser.wait_text("#r0 h2", "the defining article", |t| {
+        t.starts_with("Art. 116")
+    });
     // Art. 9 Abs. 3 cites its own Absätze 2 and 3: not listed as citations of another section.
     browser.type_into("#q", "Art. 9\u{E007}");
     let own = browser.wait_text("#r0 .cites", "the citations of Art. 9", |t| {
@@ -1084,6 +1114,53 @@ fn browser_cold_start_and_retrieval_per_strategy() {
             }
         }
     }
+    // What the citation graph costs: hybrid on the first strategy with the graph switched on (the weight the app
+    // uses for hybrid), in the browser and natively.
+    if strategies.last().map(|(s, _)| s.as_str()) != Some(first) {
+        mark_stale();
+        browser.select("#strategy", first);
+        fresh_retrieval_ms(&format!("{first}: back for the graph"));
+    }
+    mark_stale();
+    browser.click("#graph");
+    fresh_retrieval_ms("graph switched on");
+    let mut browser_ms = Vec::new();
+    for q in LATENCY_QUERIES[1..].iter().cycle().take(12) {
+        mark_stale();
+        browser.type_into("#q", &format!("{q}\u{E007}"));
+        browser_ms.push(fresh_retrieval_ms(&format!("graph: {q}")));
+        let meta = browser.text("#result-meta").unwrap();
+        assert!(meta.contains("Verweisgraph (Gewicht"), "graph: {meta}");
+    }
+    let index = StrategyIndex::new(
+        StrategyBundle::from_bytes(
+            &std::fs::read(bundles.join(&strategies.iter().find(|(s, _)| s == first).unwrap().1))
+                .unwrap(),
+        )
+        .unwrap(),
+        &law.law,
+    )
+    .unwrap();
+    let graph_options = SearchOptions {
+        graph_weight: cross_validated_weight(Mode::Hybrid),
+        ..options
+    };
+    let mut native_ms = Vec::new();
+    for _ in 0..5 {
+        for (q, v) in LATENCY_QUERIES[1..].iter().zip(&vectors[1..]) {
+            let t0 = Instant::now();
+            std::hint::black_box(search(&law, Some(&index), q, Some(v), &graph_options).unwrap());
+            native_ms.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    table.push((
+        format!("{first} + citation graph"),
+        median(browser_ms),
+        median(native_ms),
+    ));
+    mark_stale();
+    browser.click("#graph");
+    fresh_retrieval_ms("graph switched off");
     // What query expansion costs: BM25 (no vectors, so the expansion is most of the difference) with it on and
     // switched off, in the browser and natively.
     mark_stale();

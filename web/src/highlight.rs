@@ -1,6 +1,7 @@
-//! Splits a section's text into runs for display: which bytes belong to a unit that scored, and which are a
-//! citation of another section of the same law (an in-app link).
+//! Splits a section's text into runs for display: which bytes belong to a unit that scored, which are a
+//! citation of another section of the same law (an in-app link), and which are a term defined elsewhere.
 
+use paragraf_core::definitions::TermUse;
 use paragraf_core::law::{RefTarget, Section};
 
 /// A run of text with one look.
@@ -12,10 +13,17 @@ pub struct Run {
     pub hit: Option<usize>,
     /// Cites this section of the same law.
     pub link: Option<u32>,
+    /// A defined term (index of its definition); never part of a link.
+    pub term: Option<usize>,
 }
 
-/// The runs of `text`: `hits` as (rank, byte range), links from the section's references.
-pub fn runs(section: &Section, hits: &[(usize, std::ops::Range<usize>)]) -> Vec<Run> {
+/// The runs of `text`: `hits` as (rank, byte range), links from the section's references, `terms` as the
+/// glossary found them.
+pub fn runs(
+    section: &Section,
+    hits: &[(usize, std::ops::Range<usize>)],
+    terms: &[TermUse],
+) -> Vec<Run> {
     let text = &section.text;
     let len = text.len();
     let links: Vec<(std::ops::Range<usize>, u32)> = section
@@ -28,11 +36,24 @@ pub fn runs(section: &Section, hits: &[(usize, std::ops::Range<usize>)]) -> Vec<
             })
         })
         .collect();
+    // A term inside a citation stays part of the link.
+    let terms: Vec<&TermUse> = terms
+        .iter()
+        .filter(|t| {
+            !links
+                .iter()
+                .any(|(r, _)| r.start < t.range.end && t.range.start < r.end)
+        })
+        .collect();
     let mut cuts: Vec<usize> = vec![0, len];
     for (_, r) in hits {
         cuts.extend([r.start.min(len), r.end.min(len)]);
     }
-    for (r, _) in &links {
+    for r in links
+        .iter()
+        .map(|(r, _)| r)
+        .chain(terms.iter().map(|t| &t.range))
+    {
         cuts.extend([r.start.min(len), r.end.min(len)]);
     }
     cuts.retain(|&c| text.is_char_boundary(c));
@@ -53,14 +74,23 @@ pub fn runs(section: &Section, hits: &[(usize, std::ops::Range<usize>)]) -> Vec<
             .iter()
             .find(|(r, _)| r.start <= a && b <= r.end)
             .map(|(_, s)| *s);
+        let term = terms
+            .iter()
+            .find(|t| t.range.start <= a && b <= t.range.end)
+            .map(|t| t.definition);
         match out.last_mut() {
-            Some(last) if last.hit == hit && last.link == link && link.is_none() => {
+            // A link or term split by a hit's edge stays split: each piece is its own element.
+            Some(last)
+                if last.hit == hit
+                    && (last.link, last.term, link, term) == (None, None, None, None) =>
+            {
                 last.text.push_str(&text[a..b])
             }
             _ => out.push(Run {
                 text: text[a..b].to_string(),
                 hit,
                 link,
+                term,
             }),
         }
     }
@@ -100,20 +130,35 @@ mod tests {
             }],
         });
         let end = s.text.find(" Siehe").unwrap();
-        let runs = runs(&s, &[(0, 0..end)]);
+        let at_würde = s.text.find("Würde").unwrap();
+        let terms = [
+            TermUse {
+                range: at_würde..at_würde + "Würde".len(),
+                definition: 7,
+            },
+            // Inside the link: the link wins.
+            TermUse {
+                range: at..at + "Artikel".len(),
+                definition: 8,
+            },
+        ];
+        let runs = runs(&s, &[(0, 0..end)], &terms);
         let texts: Vec<&str> = runs.iter().map(|r| r.text.as_str()).collect();
         assert_eq!(
             texts,
             [
-                "Die Würde des Menschen ist unantastbar.",
+                "Die ",
+                "Würde",
+                " des Menschen ist unantastbar.",
                 " Siehe ",
                 "Artikel 2",
                 "."
             ]
         );
         assert_eq!(runs[0].hit, Some(0));
-        assert_eq!(runs[1].hit, None);
-        assert_eq!(runs[2].link, Some(1));
+        assert_eq!((runs[1].hit, runs[1].term), (Some(0), Some(7)));
+        assert_eq!(runs[3].hit, None);
+        assert_eq!((runs[4].link, runs[4].term), (Some(1), None));
         assert_eq!(
             runs.iter().map(|r| r.text.as_str()).collect::<String>(),
             s.text
@@ -123,7 +168,7 @@ mod tests {
     #[test]
     fn spans_off_char_boundaries_or_past_the_end_do_not_panic() {
         let s = section("Würde");
-        let runs = runs(&s, &[(0, 2..99)]);
+        let runs = runs(&s, &[(0, 2..99)], &[]);
         assert_eq!(
             runs.iter().map(|r| r.text.as_str()).collect::<String>(),
             "Würde"

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use leptos::prelude::*;
 use paragraf_core::api::{EmbedRequest, EmbedResponse, Health, EMBED_PATH, HEALTH_PATH};
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
+use paragraf_core::definitions::LawDefinitions;
 use paragraf_core::engine::{
     self, LawIndex, Mode, SearchOptions, SearchOutcome, StrategyIndex, UnitSearch,
 };
@@ -29,6 +30,8 @@ pub struct LoadedLaw {
     /// The expansion table: `None` when the manifest lists none, else its number of lay words or why it
     /// could not be used (then the law is searched without expansion).
     pub expansions: Option<Result<usize, Failure>>,
+    /// The law's statutory definitions, for the terms marked in results.
+    pub definitions: LawDefinitions,
 }
 
 /// A loaded strategy bundle.
@@ -199,6 +202,7 @@ pub async fn law(
         },
     };
     Ok(Rc::new(LoadedLaw {
+        definitions: LawDefinitions::new(&index.law),
         index,
         entry,
         verify_ms,

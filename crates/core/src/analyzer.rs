@@ -26,6 +26,7 @@
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// Shortest compound part (in characters) that decompounding accepts: shorter ones split words at random.
 pub const MIN_PART_CHARS: usize = 4;
@@ -107,9 +108,17 @@ impl Analyzer {
 
     /// The lowercased words of `text` (step 1 and 2).
     pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+        Self::word_ranges(text).map(|r| text[r].to_lowercase())
+    }
+
+    /// Where the words of [`Analyzer::words`] sit in `text` (byte ranges, as printed).
+    pub fn word_ranges(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
         text.split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
+            .map(move |w| {
+                let start = w.as_ptr() as usize - text.as_ptr() as usize;
+                start..start + w.len()
+            })
     }
 
     /// The stem of one lowercased word, or `None` for a stopword (steps 3 to 5).

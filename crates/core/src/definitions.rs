@@ -39,6 +39,9 @@
 //! [`Glossary`] answers the other half: which defined terms a text uses (stems of the term's words, in order, via
 //! the BM25 analyzer without decompounding, so `Sachen` in § 90 meets `Sache` in § 433).
 
+use std::collections::HashMap;
+use std::ops::Range;
+
 use crate::analyzer::{Analyzer, AnalyzerConfig};
 use crate::law::{Law, Section, Span};
 
@@ -433,41 +436,153 @@ fn is_name(inner: &str) -> bool {
     words.len() <= 5 && letters_only && !abbreviation && !note && !explanation
 }
 
+/// A law's definitions with a glossary over them: what a reader of one section needs to look its terms up.
+#[derive(Debug)]
+pub struct LawDefinitions {
+    /// [`find_definitions`] of the law.
+    pub definitions: Vec<Definition>,
+    glossary: Glossary,
+}
+
+impl LawDefinitions {
+    /// Finds the law's definitions.
+    pub fn new(law: &Law) -> Self {
+        let definitions = find_definitions(law);
+        let glossary = Glossary::new(&definitions);
+        LawDefinitions {
+            definitions,
+            glossary,
+        }
+    }
+
+    /// The first use of each term section `index` uses and another section defines, in text order (a term
+    /// explained once per section is enough; its own definitions it states itself).
+    pub fn explained_in(&self, law: &Law, index: usize) -> Vec<TermUse> {
+        let mut seen = Vec::new();
+        self.glossary
+            .uses(&law.sections[index].text)
+            .into_iter()
+            .filter(|u| {
+                let d = &self.definitions[u.definition];
+                let first = !seen.contains(&d.term);
+                seen.push(d.term.clone());
+                first && d.section as usize != index
+            })
+            .collect()
+    }
+}
+
 /// Finds which defined terms a text uses.
 #[derive(Debug)]
 pub struct Glossary {
     analyzer: Analyzer,
     /// The stems of each definition's term, in order (stopwords dropped).
     terms: Vec<Vec<String>>,
+    /// The definitions whose term starts with a stem, ascending.
+    by_first_stem: HashMap<String, Vec<usize>>,
+}
+
+/// A defined term where a text uses it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TermUse {
+    /// Bytes of the text from the term's first word to its last, as printed (`Deutschen` for `Deutscher`).
+    pub range: Range<usize>,
+    /// Index of the definition.
+    pub definition: usize,
 }
 
 impl Glossary {
     /// A glossary over `definitions` (indices into it are what [`Glossary::used_in`] returns).
     pub fn new(definitions: &[Definition]) -> Self {
         let analyzer = Analyzer::new(AnalyzerConfig::PLAIN);
-        let terms = definitions
+        let terms: Vec<Vec<String>> = definitions
             .iter()
-            .map(|d| stems(&analyzer, &d.term))
+            .map(|d| {
+                Analyzer::words(&d.term)
+                    .filter_map(|w| analyzer.stem_word(&w))
+                    .collect()
+            })
             .collect();
-        Glossary { analyzer, terms }
+        let mut by_first_stem: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, term) in terms.iter().enumerate() {
+            if let Some(first) = term.first() {
+                by_first_stem.entry(first.clone()).or_default().push(i);
+            }
+        }
+        Glossary {
+            analyzer,
+            terms,
+            by_first_stem,
+        }
     }
 
     /// Indices of the definitions whose term occurs in `text` (its word stems in a row), ascending.
     pub fn used_in(&self, text: &str) -> Vec<usize> {
-        let words = stems(&self.analyzer, text);
-        self.terms
-            .iter()
-            .enumerate()
-            .filter(|(_, term)| !term.is_empty() && words.windows(term.len()).any(|w| w == *term))
-            .map(|(i, _)| i)
+        let words = self.stems(text);
+        let mut used: Vec<usize> = (0..words.len())
+            .flat_map(|at| self.terms_at(&words, at))
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        used
+    }
+
+    /// Every place `text` uses a defined term, in text order and without overlaps: where terms overlap the
+    /// longest wins (`Vertretbare Sachen` over `Sachen`), and of one term defined twice the first definition.
+    pub fn uses(&self, text: &str) -> Vec<TermUse> {
+        let words = self.stems(text);
+        let mut uses = Vec::new();
+        let mut at = 0;
+        while at < words.len() {
+            let longest =
+                self.terms_at(&words, at)
+                    .fold(None, |best: Option<usize>, t| match best {
+                        Some(b) if self.terms[b].len() >= self.terms[t].len() => Some(b),
+                        _ => Some(t),
+                    });
+            match longest {
+                Some(t) => {
+                    let last = at + self.terms[t].len() - 1;
+                    uses.push(TermUse {
+                        range: words[at].1.start..words[last].1.end,
+                        definition: t,
+                    });
+                    at = last + 1;
+                }
+                None => at += 1,
+            }
+        }
+        uses
+    }
+
+    /// The definitions whose term's stems start at word `at`, ascending.
+    fn terms_at<'a>(
+        &'a self,
+        words: &'a [(String, Range<usize>)],
+        at: usize,
+    ) -> impl Iterator<Item = usize> + 'a {
+        self.by_first_stem
+            .get(&words[at].0)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(move |&t| {
+                let term = &self.terms[t];
+                words.len() - at >= term.len()
+                    && term.iter().zip(&words[at..]).all(|(a, (b, _))| a == b)
+            })
+    }
+
+    /// The stems of `text`'s words with where each word is (stopwords dropped).
+    fn stems(&self, text: &str) -> Vec<(String, Range<usize>)> {
+        Analyzer::word_ranges(text)
+            .filter_map(|r| {
+                self.analyzer
+                    .stem_word(&text[r.clone()].to_lowercase())
+                    .map(|stem| (stem, r))
+            })
             .collect()
     }
-}
-
-fn stems(analyzer: &Analyzer, text: &str) -> Vec<String> {
-    Analyzer::words(text)
-        .filter_map(|w| analyzer.stem_word(&w))
-        .collect()
 }
 
 #[cfg(test)]

@@ -295,15 +295,11 @@ pub fn term_spans(text: &str, question: &str) -> Vec<Range<usize>> {
     if wanted.is_empty() {
         return Vec::new();
     }
-    // Same split as `Analyzer::words`, keeping offsets.
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .filter_map(|w| {
-            let start = w.as_ptr() as usize - text.as_ptr() as usize;
+    Analyzer::word_ranges(text)
+        .filter(|r| {
             analyzer
-                .stem_word(&w.to_lowercase())
-                .filter(|stem| wanted.contains(stem))
-                .map(|_| start..start + w.len())
+                .stem_word(&text[r.clone()].to_lowercase())
+                .is_some_and(|stem| wanted.contains(&stem))
         })
         .collect()
 }

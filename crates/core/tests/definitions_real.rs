@@ -285,3 +285,69 @@ fn glossary_finds_defined_terms_in_other_words() {
         .all(|t| *t != "Vertretbare Sachen"));
     assert!(used("vertretbare Sachen").contains(&"Vertretbare Sachen"));
 }
+
+#[test]
+fn uses_mark_each_term_where_it_is_printed_longest_first() {
+    let bgb = bgb();
+    let glossary = Glossary::new(&bgb.definitions);
+    let text = "Vertretbare Sachen und eine Sache sind unverzüglich zu liefern.";
+    let uses: Vec<(&str, &str)> = glossary
+        .uses(text)
+        .iter()
+        .map(|u| {
+            (
+                &text[u.range.clone()],
+                bgb.definitions[u.definition].term.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        uses,
+        [
+            ("Vertretbare Sachen", "Vertretbare Sachen"),
+            ("Sache", "Sachen"),
+            ("unverzüglich", "unverzüglich")
+        ]
+    );
+}
+
+#[test]
+fn gg_defines_deutscher_for_the_rights_of_germans() {
+    let gg = found(load("GG"));
+    gg.assert_defines(
+        "Art 116",
+        "Deutscher",
+        Form::InTheSense,
+        "Deutscher im Sinne dieses Grundgesetzes ist",
+    );
+    let glossary = Glossary::new(&gg.definitions);
+    let art8 = &gg.law.sections[gg.law.find_section("Art 8").unwrap()];
+    let uses = glossary.uses(&art8.text);
+    let first = uses.first().expect("Art. 8 names the Germans");
+    assert_eq!(&art8.text[first.range.clone()], "Deutschen");
+    assert_eq!(gg.definitions[first.definition].term, "Deutscher");
+}
+
+#[test]
+fn a_section_explains_each_term_once_and_not_its_own() {
+    let law = load("BGB");
+    let definitions = paragraf_core::definitions::LawDefinitions::new(&law);
+    let terms = |designation: &str| -> Vec<String> {
+        let index = law.find_section(designation).unwrap();
+        definitions
+            .explained_in(&law, index)
+            .iter()
+            .map(|u| definitions.definitions[u.definition].term.clone())
+            .collect()
+    };
+    // § 13 defines `Verbraucher` itself; § 312 uses both `Verbraucher` and `Unternehmer` several times.
+    assert!(!terms("§ 13").contains(&"Verbraucher".to_string()));
+    let in_312 = terms("§ 312");
+    for term in ["Verbraucher", "Unternehmer"] {
+        assert_eq!(
+            in_312.iter().filter(|t| *t == term).count(),
+            1,
+            "{in_312:?}"
+        );
+    }
+}

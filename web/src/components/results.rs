@@ -9,6 +9,7 @@ use crate::context::Ctx;
 use crate::highlight::runs;
 use crate::load::{Outcome, VectorSource};
 use crate::state::UrlState;
+use paragraf_core::definitions::Definition;
 use paragraf_core::results::{citations, cited_by, hit_spans, Citation, MAX_HIT_CITATIONS};
 
 fn mode_label(mode: Mode) -> &'static str {
@@ -178,10 +179,27 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
             if hit.units.len() > 5 { " …" } else { "" }
         )
     };
-    let text = runs(section, &spans)
+    let definitions = &outcome.law.definitions;
+    let terms = definitions.explained_in(law, i);
+    let text = runs(section, &spans, &terms)
         .into_iter()
-        .map(|run| match (run.link, run.hit) {
-            (Some(target), _) => {
+        .enumerate()
+        .map(|(k, run)| match (run.link, run.term, run.hit) {
+            (None, Some(d), hit) => {
+                let term = defined_term(
+                    ctx,
+                    law,
+                    &definitions.definitions[d],
+                    format!("d{rank}-{k}"),
+                    run.text,
+                );
+                match hit {
+                    Some(r) => view! { <mark class=format!("hit hit{}", r.min(2))>{term}</mark> }
+                        .into_any(),
+                    None => term,
+                }
+            }
+            (Some(target), _, _) => {
                 let designation = law
                     .sections
                     .get(target as usize)
@@ -189,10 +207,10 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
                     .unwrap_or_default();
                 search_link(ctx, designation, run.text)
             }
-            (None, Some(r)) => {
+            (None, None, Some(r)) => {
                 view! { <mark class=format!("hit hit{}", r.min(2))>{run.text}</mark> }.into_any()
             }
-            (None, None) => view! { <span>{run.text}</span> }.into_any(),
+            (None, None, None) => view! { <span>{run.text}</span> }.into_any(),
         })
         .collect_view();
     // One entry per cited section (`Abs. 2 und 3` of one article once), never the section itself.
@@ -258,6 +276,42 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
             </p>
         </li>
     }
+}
+
+/// Longest definition shown, in characters (a definition sentence can run over several enumeration items).
+const DEFINITION_CHARS: usize = 400;
+
+/// A term defined in another section: hovering shows its definition as a tooltip, a click or tap opens it as
+/// a popover with a link to the defining section.
+fn defined_term(
+    ctx: Ctx,
+    law: &paragraf_core::Law,
+    definition: &Definition,
+    id: String,
+    text: String,
+) -> AnyView {
+    let section = &law.sections[definition.section as usize];
+    let mut defining: String = section
+        .slice(definition.span)
+        .chars()
+        .take(DEFINITION_CHARS)
+        .collect();
+    if defining.len() < section.slice(definition.span).len() {
+        defining.push('…');
+    }
+    let hover = format!("{} ({}): {defining}", definition.term, section.designation);
+    view! {
+        <button type="button" class="term" popovertarget=id.clone() title=hover
+            data-term=definition.term.clone()>{text}</button>
+        <span class="definition" id=id popover="auto" role="note">
+            <strong>{definition.term.clone()}</strong>
+            " – Legaldefinition in "
+            {section_link(ctx, &section.designation, &section.title)}
+            ": "
+            <q>{defining}</q>
+        </span>
+    }
+    .into_any()
 }
 
 /// A section of the same law as a link that searches it in the app (`§ 536 Mietminderung`).
