@@ -256,23 +256,34 @@ fn show_prints_sentences_and_references() {
 #[test]
 fn federal_archive_parses_without_failures() {
     let mut laws = 0;
-    let mut without_sections = 0;
+    let (mut head_text, mut empty) = (0, Vec::new());
     let mut failures = Vec::new();
     let count =
         paragraf_corpus::for_each_law(&shared("corpus/gii-federal-2026-04.tar.xz"), |entry| {
             laws += 1;
             match entry.result {
-                Ok(law) => without_sections += usize::from(law.sections.is_empty()),
+                Ok(law) => {
+                    head_text +=
+                        usize::from(law.sections.iter().all(paragraf_corpus::gii::is_head_text));
+                    if law.active_sections().next().is_none() {
+                        empty.push(entry.path);
+                    }
+                }
                 Err(e) => failures.push(e.to_string()),
             }
+            std::ops::ControlFlow::Continue(())
         })
         .expect("read archive");
     eprintln!(
-        "federal corpus: {laws} laws, {} failed, {without_sections} without sections",
-        failures.len()
+        "federal corpus: {laws} laws, {} failed, {head_text} without sections (searched as head-norm text), {} with nothing to search",
+        failures.len(),
+        empty.len()
     );
     assert_eq!(count, 6877);
     assert!(failures.is_empty(), "{failures:#?}");
+    // Every law has something to search: sections, or its head norms' text, or at least its title.
+    assert!(empty.is_empty(), "{empty:#?}");
+    assert_eq!(head_text, 1038);
 }
 
 #[test]

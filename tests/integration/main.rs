@@ -5,6 +5,7 @@
 mod build;
 mod corpus;
 mod embed;
+mod federal;
 mod fuzz;
 mod gemma;
 mod mcp;

@@ -168,7 +168,7 @@ pub async fn law(
     law: String,
     progress: RwSignal<Progress>,
 ) -> Result<Rc<LoadedLaw>, Failure> {
-    let entry = manifest.law(&law).cloned().ok_or_else(|| Failure::NoLaws {
+    let entry = manifest.law_or_first(&law).cloned().ok_or_else(|| Failure::NoLaws {
         url: crate::join_url(&data, MANIFEST),
     })?;
     let kind = BundleKind::Law;

@@ -6,7 +6,7 @@
 //! - `files`: content-hashed bundle files written atomically ([`write_hashed`]), superseded ones removed.
 //!
 //! Each file is saved before the manifest names it, and the manifest is merged, never truncated, so an
-//! interrupted build resumes and other laws' entries survive.
+//! interrupted build resumes and other laws' entries survive ([`BundleFolder`]).
 
 mod embedder;
 pub(crate) mod files;
@@ -26,7 +26,7 @@ use paragraf_core::expansion::TableParams;
 use paragraf_core::strategy::Strategy;
 use paragraf_core::Law;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The generator string written into every file.
 pub const GENERATOR: &str = concat!("paragraf ", env!("CARGO_PKG_VERSION"));
@@ -103,75 +103,156 @@ impl BuildOptions {
 pub struct BuildReport {
     /// `(strategy, units, bytes, seconds)` per strategy bundle.
     pub strategies: Vec<(String, usize, u64, f64)>,
-    /// Tokens sent to the encoder.
+    /// Tokens this build sent to the encoder.
     pub tokens_embedded: usize,
-    /// Seconds in the encoder.
+    /// Seconds this build spent in the encoder.
     pub seconds_embedding: f64,
     /// Whole build.
     pub seconds: f64,
 }
 
-/// Builds the law bundle and the given strategies' bundles into `options.out`, updating its manifest.
+/// The bundle folder a build writes into: its manifest held in memory and saved at most every
+/// [`BundleFolder::save_every`] (a federal build adds thousands of entries, and rewriting a manifest of megabytes
+/// after each would cost more than the laws), the thesaurus read once, and the files rebuilt bundles superseded,
+/// deleted only once the saved manifest no longer lists them. A build killed between saves leaves bundle files
+/// the manifest does not list yet; the next run rebuilds those laws (from the embedding cache) and removes them.
+pub struct BundleFolder {
+    options: BuildOptions,
+    manifest: manifest::Manifest,
+    thesaurus: expansion::ThesaurusSource,
+    /// `(old file, its replacement)`, to delete after the next save.
+    superseded: Vec<(String, String)>,
+    saved: Instant,
+    /// Save the manifest at most this often ([`Duration::ZERO`], the default: after every file).
+    pub save_every: Duration,
+}
+
+impl BundleFolder {
+    /// Opens `options.out` (created when missing) with its manifest, and reads the thesaurus; the second value
+    /// holds warnings about the thesaurus to show once.
+    pub fn open(options: BuildOptions) -> Result<(BundleFolder, Vec<String>), BuildError> {
+        std::fs::create_dir_all(&options.out).map_err(|source| paragraf_fs::FsError::Io {
+            action: "create the output folder",
+            path: options.out.display().to_string(),
+            source,
+        })?;
+        let manifest = manifest::load_or_new(&options.out)?;
+        let (thesaurus, warnings) = expansion::ThesaurusSource::read(&options.thesaurus);
+        Ok((
+            BundleFolder {
+                options,
+                manifest,
+                thesaurus,
+                superseded: Vec::new(),
+                saved: Instant::now(),
+                save_every: Duration::ZERO,
+            },
+            warnings,
+        ))
+    }
+
+    /// The manifest as built so far (saved or not).
+    pub fn manifest(&self) -> &manifest::Manifest {
+        &self.manifest
+    }
+
+    /// Whether the folder already holds `law` built from the XML with `source_sha256`, with a bundle of every
+    /// strategy in `strategies` embedded by `model`, all files present: then an incremental build skips it.
+    pub fn is_current(
+        &self,
+        law: &str,
+        source_sha256: &str,
+        strategies: &[Strategy],
+        model: &str,
+    ) -> bool {
+        let present = |file: &str| self.options.out.join(file).is_file();
+        let Some(entry) = self.manifest.law(law) else {
+            return false;
+        };
+        self.manifest.format_version == paragraf_core::bundle::FORMAT_VERSION
+            && entry.source_sha256.as_deref() == Some(source_sha256)
+            && present(&entry.file)
+            && entry
+                .expansions
+                .as_ref()
+                .and_then(|e| e.file())
+                .is_none_or(present)
+            && strategies.iter().all(|s| {
+                self.manifest.bundles.iter().any(|b| {
+                    b.law == law && b.strategy == s.name() && b.model == model && present(&b.file)
+                })
+            })
+    }
+
+    /// Saves the manifest now and deletes what it no longer lists.
+    pub fn save(&mut self) -> Result<(), BuildError> {
+        manifest::save(&mut self.manifest, &self.options.out)?;
+        for (old, current) in self.superseded.drain(..) {
+            remove_superseded(&self.options.out, Some(old), &current);
+        }
+        self.saved = Instant::now();
+        Ok(())
+    }
+
+    /// Records that `replaced` (if any) gave way to `current`, and saves when it is time.
+    fn changed(&mut self, replaced: Option<String>, current: &str) -> Result<(), BuildError> {
+        if let Some(old) = replaced.filter(|old| old != current) {
+            self.superseded.push((old, current.to_string()));
+        }
+        if self.saved.elapsed() >= self.save_every {
+            self.save()?;
+        }
+        Ok(())
+    }
+}
+
+/// Builds the law bundle and the given strategies' bundles of `law` into `folder`, updating its manifest;
+/// `source_sha256` is the SHA-256 of the law's XML, recorded for incremental builds.
 pub fn build(
     law: &Law,
+    source_sha256: Option<&str>,
     strategies: &[Strategy],
     embedder: &mut Embedder,
     generator: &mut Generator,
-    options: &BuildOptions,
+    folder: &mut BundleFolder,
 ) -> Result<BuildReport, BuildError> {
     let started = Instant::now();
-    std::fs::create_dir_all(&options.out).map_err(|source| paragraf_fs::FsError::Io {
-        action: "create the output folder",
-        path: options.out.display().to_string(),
-        source,
-    })?;
-    let mut manifest = manifest::load_or_new(&options.out)?;
+    let out = folder.options.out.clone();
     let law_bytes = LawBundle {
         generator: GENERATOR.into(),
         law: law.clone(),
     }
     .to_bytes();
     let stem = paragraf_core::names::file_stem(&law.abbreviation);
-    let law_file = write_hashed(&options.out, &format!("{stem}.law"), &law_bytes)?;
+    let law_file = write_hashed(&out, &format!("{stem}.law"), &law_bytes)?;
     let mut entry = law_entry(law, &law_file, &law_bytes);
-    let (outcome, warnings) = expansion::expansions(
+    entry.source_sha256 = source_sha256.map(str::to_string);
+    let outcome = folder.thesaurus.expansions(
         &LawIndex::new(law.clone()),
-        &options.thesaurus,
         GENERATOR,
         TableParams::default(),
     );
-    for warning in warnings {
-        embedder.log(format!("warning: {warning}"));
-    }
-    let expansions = outcome.write(|b| write_hashed(&options.out, &format!("{stem}.exp"), b))?;
-    let exp_file = expansions.file().map(str::to_string);
+    let expansions = outcome.write(|b| write_hashed(&out, &format!("{stem}.exp"), b))?;
+    let exp_file = expansions.file().unwrap_or_default().to_string();
     entry.expansions = Some(expansions);
-    let old_exp = manifest
+    let old_exp = folder
+        .manifest
         .law(&law.abbreviation)
         .and_then(|l| l.expansions.as_ref()?.file().map(str::to_string));
-    let replaced = manifest.upsert_law(entry);
-    manifest::save(&mut manifest, &options.out)?;
-    remove_superseded(&options.out, replaced, &law_file);
-    remove_superseded(&options.out, old_exp, exp_file.as_deref().unwrap_or(""));
+    let replaced = folder.manifest.upsert_law(entry);
+    folder.changed(replaced, &law_file)?;
+    folder.changed(old_exp, &exp_file)?;
     let mut report = BuildReport::default();
+    let (tokens_before, seconds_before) = (embedder.tokens_embedded, embedder.seconds_embedding);
     for &strategy in strategies {
         let t0 = Instant::now();
-        let bundle = build_strategy(law, strategy, embedder, generator, options)?;
+        let bundle = build_strategy(law, strategy, embedder, generator, &folder.options)?;
         let bytes = bundle.to_bytes();
         let seconds = t0.elapsed().as_secs_f64();
-        let file = write_hashed(
-            &options.out,
-            &format!(
-                "{}.{}",
-                paragraf_core::names::file_stem(&law.abbreviation),
-                strategy.name()
-            ),
-            &bytes,
-        )?;
+        let file = write_hashed(&out, &format!("{stem}.{}", strategy.name()), &bytes)?;
         let entry = bundle_entry(&bundle, strategy, &file, &bytes, seconds);
-        let replaced = manifest.upsert_bundle(entry);
-        manifest::save(&mut manifest, &options.out)?;
-        remove_superseded(&options.out, replaced, &file);
+        let replaced = folder.manifest.upsert_bundle(entry);
+        folder.changed(replaced, &file)?;
         embedder.log(format!(
             "built {}: {} units, {} bytes in {seconds:.1} s",
             strategy.name(),
@@ -185,8 +266,8 @@ pub fn build(
             seconds,
         ));
     }
-    report.tokens_embedded = embedder.tokens_embedded;
-    report.seconds_embedding = embedder.seconds_embedding;
+    report.tokens_embedded = embedder.tokens_embedded - tokens_before;
+    report.seconds_embedding = embedder.seconds_embedding - seconds_before;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }

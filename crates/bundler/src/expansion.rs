@@ -10,7 +10,7 @@ use paragraf_core::expansion::thesaurus::{Thesaurus, ThesaurusError, MAX_THESAUR
 use paragraf_core::expansion::{ExpansionFile, ExpansionTable, ExpansionsEntry, TableParams};
 use paragraf_core::manifest::{sha256_hex, LawEntry};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Where Debian's `openthesaurus-de-text` puts the thesaurus (scripts/setup.sh installs it).
 pub const DEFAULT_THESAURUS: &str = "/usr/share/openthesaurus-de/openthesaurus.txt";
@@ -99,66 +99,93 @@ pub enum Outcome {
     },
 }
 
-/// The expansion table for `index`'s law from the thesaurus at `path`, plus warnings to show (malformed lines).
-pub fn expansions(
-    index: &LawIndex,
-    path: &Path,
-    generator: &str,
-    params: TableParams,
-) -> (Outcome, Vec<String>) {
-    let thesaurus = match read_thesaurus(path) {
-        Ok(t) => t,
-        Err(e) => {
-            let reason = format!("{e}; building without query expansion");
-            return (
-                Outcome::Skipped {
-                    source: path.display().to_string(),
-                    reason: reason.clone(),
-                },
-                vec![reason],
-            );
-        }
-    };
-    let mut warnings = Vec::new();
-    if !thesaurus.malformed.is_empty() {
-        let named: Vec<String> = thesaurus
-            .malformed
-            .iter()
-            .take(WARN_LINES)
-            .map(|m| format!("line {}: {}", m.line, m.problem))
-            .collect();
-        warnings.push(format!(
-            "thesaurus {}: skipped {} malformed lines ({}{})",
-            path.display(),
-            thesaurus.malformed.len(),
-            named.join("; "),
-            if thesaurus.malformed.len() > WARN_LINES {
-                "; ..."
-            } else {
-                ""
+/// The thesaurus of a build, read once for all its laws: the parsed file, or why there is none (then every law
+/// is built without query expansion, and its manifest entry says why).
+pub struct ThesaurusSource {
+    /// The file tried.
+    path: PathBuf,
+    thesaurus: Result<Thesaurus, String>,
+}
+
+impl ThesaurusSource {
+    /// Reads the thesaurus at `path`; the second value holds warnings to show once (a missing file, malformed
+    /// lines).
+    pub fn read(path: &Path) -> (ThesaurusSource, Vec<String>) {
+        let mut warnings = Vec::new();
+        let thesaurus = match read_thesaurus(path) {
+            Ok(t) => {
+                if !t.malformed.is_empty() {
+                    let named: Vec<String> = t
+                        .malformed
+                        .iter()
+                        .take(WARN_LINES)
+                        .map(|m| format!("line {}: {}", m.line, m.problem))
+                        .collect();
+                    warnings.push(format!(
+                        "thesaurus {}: skipped {} malformed lines ({}{})",
+                        path.display(),
+                        t.malformed.len(),
+                        named.join("; "),
+                        if t.malformed.len() > WARN_LINES {
+                            "; ..."
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+                Ok(t)
             }
-        ));
+            Err(e) => {
+                let reason = format!("{e}; building without query expansion");
+                warnings.push(reason.clone());
+                Err(reason)
+            }
+        };
+        (
+            ThesaurusSource {
+                path: path.to_path_buf(),
+                thesaurus,
+            },
+            warnings,
+        )
     }
-    let law = &index.law;
-    let headings: Vec<&str> = law
-        .active_sections()
-        .map(|(_, s)| s.title.as_str())
-        .collect();
-    let table = ExpansionTable::build(&thesaurus, index.bm25(), &headings, params);
-    let name = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    let heading: Vec<&str> = thesaurus.notice.lines().take(2).collect();
-    let file = ExpansionFile {
-        generator: generator.into(),
-        law: law.abbreviation.clone(),
-        source: format!("{name}: {}", heading.join(", ")),
-        notice: thesaurus.notice,
-        params,
-        table,
-    };
-    (Outcome::Built(Box::new(file)), warnings)
+
+    /// The parsed thesaurus, if it could be read.
+    pub fn thesaurus(&self) -> Option<&Thesaurus> {
+        self.thesaurus.as_ref().ok()
+    }
+
+    /// The expansion table for `index`'s law.
+    pub fn expansions(&self, index: &LawIndex, generator: &str, params: TableParams) -> Outcome {
+        let thesaurus = match &self.thesaurus {
+            Ok(t) => t,
+            Err(reason) => {
+                return Outcome::Skipped {
+                    source: self.path.display().to_string(),
+                    reason: reason.clone(),
+                }
+            }
+        };
+        let law = &index.law;
+        let headings: Vec<&str> = law
+            .active_sections()
+            .map(|(_, s)| s.title.as_str())
+            .collect();
+        let table = ExpansionTable::build(thesaurus, index.bm25(), &headings, params);
+        let name = self.path.file_name().map_or_else(
+            || self.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let heading: Vec<&str> = thesaurus.notice.lines().take(2).collect();
+        Outcome::Built(Box::new(ExpansionFile {
+            generator: generator.into(),
+            law: law.abbreviation.clone(),
+            source: format!("{name}: {}", heading.join(", ")),
+            notice: thesaurus.notice.clone(),
+            params,
+            table,
+        }))
+    }
 }
 
 impl Outcome {

@@ -124,6 +124,10 @@ pub struct LawEntry {
     /// Active sections.
     #[serde(default)]
     pub sections: usize,
+    /// SHA-256 of the law XML the bundles were built from (lower-case hex): an incremental build
+    /// (`paragraf build --laws`) skips a law whose XML is unchanged. Absent when built with `--law`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_sha256: Option<String>,
     /// File name (content-hashed).
     pub file: String,
     /// File size.
@@ -295,12 +299,15 @@ impl Manifest {
         serde_json::to_string_pretty(self).expect("a manifest serialises")
     }
 
-    /// The law entry for an abbreviation, or the first law when it is empty or unknown.
+    /// The law entry for an abbreviation.
     pub fn law(&self, abbreviation: &str) -> Option<&LawEntry> {
-        self.laws
-            .iter()
-            .find(|l| l.law == abbreviation)
-            .or_else(|| self.laws.first())
+        self.laws.iter().find(|l| l.law == abbreviation)
+    }
+
+    /// The law to show for an abbreviation a user chose (a URL, a setting): that law, or the first when the
+    /// abbreviation is empty or unknown.
+    pub fn law_or_first(&self, abbreviation: &str) -> Option<&LawEntry> {
+        self.law(abbreviation).or_else(|| self.laws.first())
     }
 
     /// The strategy bundles of a law.

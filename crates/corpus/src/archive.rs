@@ -1,13 +1,14 @@
 //! Reading the whole federal corpus straight from its `.tar.xz` (`laws/<BJNR>/source.xml` + `meta.json`), without
 //! unpacking 300 MB to disk.
 
-use crate::gii::{parse_bytes, ParseError, ParseOptions};
+use crate::gii::{parse_bytes, ParseOptions};
 use crate::limits::{
     self, MAX_ARCHIVE_BYTES, MAX_COMPRESSION_RATIO, MAX_META_BYTES, MAX_XML_BYTES,
 };
-use paragraf_core::Law;
+use crate::source::SourceLaw;
 use std::collections::HashMap;
 use std::io::Read;
+use std::ops::ControlFlow;
 use std::path::Path;
 
 /// Why the archive itself could not be read (a single bad law is reported per entry instead).
@@ -45,19 +46,15 @@ pub enum ArchiveError {
     },
 }
 
-/// One law of the archive: its path inside the archive and the parse result.
-pub struct ArchiveLaw {
-    /// e.g. `laws/BJNR001950896/source.xml`.
-    pub path: String,
-    /// The parsed law or why it failed.
-    pub result: Result<Law, ParseError>,
-}
-
-/// Streams every `source.xml` in the archive through `visit`, in archive order. The slug comes from the law's
-/// `meta.json` (`gii_slug`) when it precedes the XML in the archive, as it does in the published corpus. Entries
-/// are held to [`MAX_XML_BYTES`] / [`MAX_META_BYTES`] and the whole archive to [`MAX_ARCHIVE_BYTES`] and
-/// [`MAX_COMPRESSION_RATIO`] before anything is unpacked into memory.
-pub fn for_each_law(path: &Path, mut visit: impl FnMut(ArchiveLaw)) -> Result<usize, ArchiveError> {
+/// Streams every `source.xml` in the archive through `visit`, in archive order, until `visit` breaks; returns
+/// how many it visited. Each law's path is the one inside the archive (`laws/BJNR001950896/source.xml`). The
+/// slug comes from the law's `meta.json` (`gii_slug`) when it precedes the XML in the archive, as it does in the
+/// published corpus. Entries are held to [`MAX_XML_BYTES`] / [`MAX_META_BYTES`] and the whole archive to
+/// [`MAX_ARCHIVE_BYTES`] and [`MAX_COMPRESSION_RATIO`] before anything is unpacked into memory.
+pub fn for_each_law(
+    path: &Path,
+    mut visit: impl FnMut(SourceLaw) -> ControlFlow<()>,
+) -> Result<usize, ArchiveError> {
     let file = path.display().to_string();
     let read_err = |source| ArchiveError::Read {
         file: file.clone(),
@@ -123,11 +120,15 @@ pub fn for_each_law(path: &Path, mut visit: impl FnMut(ArchiveLaw)) -> Result<us
                 slug: slugs.get(&dir).cloned(),
             };
             let label = format!("{file}:{name}");
-            visit(ArchiveLaw {
+            count += 1;
+            let flow = visit(SourceLaw {
                 result: parse_bytes(&bytes, &label, &options),
+                sha256: paragraf_core::manifest::sha256_hex(&bytes),
                 path: name,
             });
-            count += 1;
+            if flow.is_break() {
+                break;
+            }
         }
     }
     Ok(count)
@@ -158,7 +159,9 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("{}.tar.xz", entries[0].0.replace('/', "_")));
         archive(&path, entries);
-        let err = for_each_law(&path, |_| {}).unwrap_err().to_string();
+        let err = for_each_law(&path, |_| ControlFlow::Continue(()))
+            .unwrap_err()
+            .to_string();
         std::fs::remove_file(&path).unwrap();
         err.replace(&path.display().to_string(), "a.tar.xz")
     }

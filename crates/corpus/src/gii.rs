@@ -214,6 +214,7 @@ pub fn parse_str(xml: &str, file: &str, options: &ParseOptions) -> Result<Law, P
         sections: Vec::new(),
     };
     let mut open_units: Vec<usize> = Vec::new();
+    let mut head_norms = Vec::new();
     for norm in root.children().filter(|n| n.has_tag_name("norm")) {
         let Some(meta) = child(norm, "metadaten") else {
             continue;
@@ -241,6 +242,7 @@ pub fn parse_str(xml: &str, file: &str, options: &ParseOptions) -> Result<Law, P
             continue;
         }
         let Some(enbez) = child(meta, "enbez") else {
+            head_norms.push(norm);
             continue;
         };
         let designation = normalize_designation(&plain_text(enbez));
@@ -254,6 +256,9 @@ pub fn parse_str(xml: &str, file: &str, options: &ParseOptions) -> Result<Law, P
         let mut section = read_section(norm, designation, title);
         section.structure = open_units.last().map(|&i| i as u32);
         law.sections.push(section);
+    }
+    if law.sections.is_empty() {
+        law.sections = head_sections(&head_norms, &law.title);
     }
     law.slug = options
         .slug
@@ -474,6 +479,78 @@ fn read_section(norm: Node, designation: String, title: String) -> Section {
         assemble(&mut section, paragraphs);
     }
     section
+}
+
+/// Designation of the sections made from a law's head norms ([`head_sections`]), numbered when there are several.
+pub const HEAD_TEXT: &str = "Text";
+
+/// Whether a section was made from a law's head norms (the law has no `enbez` sections).
+pub fn is_head_text(section: &Section) -> bool {
+    section.designation == HEAD_TEXT
+        || section
+            .designation
+            .strip_prefix(HEAD_TEXT)
+            .and_then(|n| n.strip_prefix(' '))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The sections of a law without `enbez` sections (1,038 short ordinances, announcements and treaties in the
+/// federal archive keep their text in head norms): one per head norm with text, [`HEAD_TEXT`] (`Text 1`,
+/// `Text 2`, ... when there are several), headed by the norm's title or the law's. A law whose head norms hold
+/// no text at all (a treaty listed with its title and where it was published) gets one section of its title and
+/// editorial notes, so every law has something to find.
+fn head_sections(norms: &[Node], law_title: &str) -> Vec<Section> {
+    let heading = |norm: &Node| {
+        child(*norm, "metadaten")
+            .and_then(|m| child(m, "titel"))
+            .map(plain_text)
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| law_title.to_string())
+    };
+    let read: Vec<Section> = norms
+        .iter()
+        .map(|norm| read_section(*norm, HEAD_TEXT.to_string(), heading(norm)))
+        .collect();
+    let mut sections: Vec<Section> = read
+        .iter()
+        .filter(|s| !s.text.is_empty())
+        .cloned()
+        .collect();
+    if sections.is_empty() {
+        let lines = std::iter::once(law_title.to_string())
+            .chain(read.into_iter().flat_map(|s| s.footnotes))
+            .filter(|line| !line.is_empty());
+        let mut section = Section {
+            designation: HEAD_TEXT.to_string(),
+            title: law_title.to_string(),
+            structure: None,
+            repealed: false,
+            text: String::new(),
+            subsections: Vec::new(),
+            sentences: Vec::new(),
+            list_items: Vec::new(),
+            references: Vec::new(),
+            footnotes: Vec::new(),
+        };
+        assemble(
+            &mut section,
+            lines
+                .map(|text| Flat {
+                    text,
+                    items: Vec::new(),
+                })
+                .collect(),
+        );
+        if !section.text.is_empty() {
+            sections.push(section);
+        }
+    }
+    if sections.len() > 1 {
+        for (i, section) in sections.iter_mut().enumerate() {
+            section.designation = format!("{HEAD_TEXT} {}", i + 1);
+        }
+    }
+    sections
 }
 
 /// Lays the flattened paragraphs out as the section text and records subsections, sentences and list items.

@@ -6,7 +6,9 @@ pub mod archive;
 pub mod fetch;
 pub mod gii;
 pub mod limits;
+pub mod source;
 
-pub use archive::{for_each_law, ArchiveError, ArchiveLaw};
+pub use archive::ArchiveError;
 pub use fetch::{fetch_law, FetchError, DEFAULT_BASE_URL};
 pub use gii::{default_slug, parse_bytes, parse_file, parse_str, ParseError, ParseOptions};
+pub use source::{for_each_law, SourceError, SourceLaw};

@@ -40,7 +40,7 @@ pub fn Controls() -> impl IntoView {
         let law = ctx.law.get();
         manifest
             .map(|m| {
-                let law = m.law(&law).map(|l| l.law.clone()).unwrap_or_default();
+                let law = m.law_or_first(&law).map(|l| l.law.clone()).unwrap_or_default();
                 m.bundles_of(&law).map(|b| b.strategy.clone()).collect()
             })
             .unwrap_or_default()

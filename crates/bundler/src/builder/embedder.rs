@@ -27,6 +27,8 @@ pub struct Embedder<'a> {
     /// Seconds spent in the encoder.
     pub seconds_embedding: f64,
     progress: &'a indicatif::MultiProgress,
+    /// No per-strategy lines or bars: a build of thousands of laws shows one bar of its own.
+    quiet: bool,
 }
 
 impl<'a> Embedder<'a> {
@@ -49,12 +51,28 @@ impl<'a> Embedder<'a> {
             tokens_embedded: 0,
             seconds_embedding: 0.0,
             progress,
+            quiet: false,
         }
+    }
+
+    /// Leaves progress to the caller: no per-strategy lines or bars.
+    pub fn quiet(mut self) -> Self {
+        self.quiet = true;
+        self
+    }
+
+    /// Forgets the vectors held for deduplication within the run (the cache keeps them): between laws of a
+    /// federal build, so memory does not grow with the corpus.
+    pub fn forget_texts(&mut self) {
+        self.memo = HashMap::new();
     }
 
     /// A line for the user: above the progress bars on a terminal, on stderr when the bars are hidden (logs, CI),
     /// so a long build leaves a trace either way.
     pub(super) fn log(&self, line: String) {
+        if self.quiet {
+            return;
+        }
         if self.progress.is_hidden() {
             eprintln!("{line}");
         } else {
@@ -96,7 +114,11 @@ impl<'a> Embedder<'a> {
         if !missing.is_empty() {
             let tokens: Vec<usize> = missing.iter().map(|t| self.tokens(t)).collect();
             let total: usize = tokens.iter().sum();
-            let bar = self.progress.add(indicatif::ProgressBar::new(total as u64));
+            let bar = if self.quiet {
+                indicatif::ProgressBar::hidden()
+            } else {
+                self.progress.add(indicatif::ProgressBar::new(total as u64))
+            };
             bar.set_style(
                 indicatif::ProgressStyle::with_template(
                     "{msg:24} {wide_bar} {pos}/{len} tokens {per_sec} eta {eta}",

@@ -1,9 +1,12 @@
-//! `paragraf build`: law XML -> law bundle + strategy bundles + manifest.
+//! `paragraf build`: law XML -> law bundle + strategy bundles + manifest; one law (`--law`) or many from the
+//! federal archive or a folder (`--laws`), incrementally.
 
 use crate::cmd::corpus::{load_law, CorpusDir};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use paragraf_bundler::builder::{build, BuildOptions, Embedder, Precision};
+use paragraf_bundler::builder::{
+    build, BuildOptions, BuildReport, BundleFolder, Embedder, Precision,
+};
 use paragraf_bundler::generate::{Generator, LlmClient, LlmConfig};
 use paragraf_core::strategy::parse_strategy_list;
 use paragraf_embed::cache::EmbeddingCache;
@@ -16,8 +19,24 @@ use std::path::{Path, PathBuf};
 #[derive(Args)]
 pub struct BuildArgs {
     /// The law: an XML file or an abbreviation looked up in --corpus-dir.
-    #[arg(long, default_value = "BGB")]
+    #[arg(long, default_value = "BGB", conflicts_with = "laws")]
     law: String,
+    /// Build many laws into one folder and one manifest: `all` (every law of --from), a comma-separated list of
+    /// abbreviations (`StVO,KSchG,EStG`) or `@FILE` (one abbreviation per line, `#` comments). Incremental: a law
+    /// whose XML is unchanged and that has every requested bundle is not rebuilt, so a killed build resumes. A law
+    /// that fails to parse is reported and skipped; the others build.
+    #[arg(long)]
+    laws: Option<String>,
+    /// Where --laws come from: the federal archive (`gii-federal-*.tar.xz`) or a folder of law XML files.
+    #[arg(
+        long,
+        env = "PARAGRAF_ARCHIVE",
+        default_value = "../shared/corpus/gii-federal-2026-04.tar.xz"
+    )]
+    from: PathBuf,
+    /// With --laws: rebuild every law, also unchanged ones.
+    #[arg(long, requires = "laws")]
+    rebuild: bool,
     /// `all` or a comma-separated list of strategies (`section,subsection,fixed-64-16`).
     #[arg(long, default_value = "all")]
     strategies: String,
@@ -82,11 +101,15 @@ enum PrecisionArg {
 
 pub fn run(args: BuildArgs) -> Result<()> {
     let strategies = parse_strategy_list(&args.strategies)?;
+    let wanted = args.laws.as_deref().map(LawList::parse).transpose()?;
     let started = std::time::SystemTime::now();
     for name in paragraf_fs::remove_leftovers(&args.out)? {
         eprintln!("removed {name}: a temporary file of an earlier build that was killed");
     }
-    let law = load_law(&args.law, &args.corpus.corpus_dir)?;
+    let single = match wanted {
+        None => Some(load_law(&args.law, &args.corpus.corpus_dir)?),
+        Some(_) => None,
+    };
     let encoder = args.model.load_full(LongTextPolicy::default())?;
     // The e5 tokenizer cuts fixed windows for every model, so a strategy's units do not depend on the model.
     let e5_path = match &args.model {
@@ -121,6 +144,11 @@ pub fn run(args: BuildArgs) -> Result<()> {
         thesaurus: args.thesaurus.clone(),
         ..BuildOptions::new(args.out.clone())
     };
+    let (mut folder, warnings) =
+        BundleFolder::open(options).with_context(|| format!("opening {}", args.out.display()))?;
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
     let progress = indicatif::MultiProgress::new();
     let cache = if args.no_cache {
         None
@@ -142,8 +170,38 @@ pub fn run(args: BuildArgs) -> Result<()> {
         cache,
         &progress,
     );
-    let report = build(&law, &strategies, &mut embedder, &mut generator, &options)
-        .with_context(|| format!("building {} into {}", law.abbreviation, args.out.display()))?;
+    let outcome = match (single, wanted) {
+        (Some(law), _) => {
+            let report = build(
+                &law,
+                None,
+                &strategies,
+                &mut embedder,
+                &mut generator,
+                &mut folder,
+            )
+            .with_context(|| {
+                format!("building {} into {}", law.abbreviation, args.out.display())
+            })?;
+            print_strategies(&report);
+            Ok((report, None))
+        }
+        (None, Some(wanted)) => {
+            let mut embedder = embedder.quiet();
+            let many = Many {
+                source: &args.from,
+                wanted: &wanted,
+                rebuild: args.rebuild,
+                strategies: &strategies,
+                model: args.model.model_id(),
+            };
+            many.build(&mut embedder, &mut generator, &mut folder, &progress)
+        }
+        (None, None) => unreachable!("either --law or --laws"),
+    };
+    // What was built stays listed, also when the build stopped; skipped laws are reported at the end.
+    folder.save()?;
+    let (report, problem) = outcome?;
     // The browser's query encoder (e5 bundles only; a Gemma build removes a listed one).
     let thesaurus = paragraf_bundler::expansion::read_thesaurus(&args.thesaurus).ok();
     let written = paragraf_bundler::browser_model::write(
@@ -167,13 +225,6 @@ pub fn run(args: BuildArgs) -> Result<()> {
         eprintln!("removed {name}: a bundle manifest.json does not list, left by an earlier build that was killed");
     }
     println!(
-        "{:<24} {:>8} {:>12} {:>10}",
-        "strategy", "units", "bytes", "seconds"
-    );
-    for (name, units, bytes, seconds) in &report.strategies {
-        println!("{name:<24} {units:>8} {bytes:>12} {seconds:>10.1}");
-    }
-    println!(
         "embedded {} tokens in {:.1} s ({:.0} tokens/s); total {:.1} s; manifest: {}",
         report.tokens_embedded,
         report.seconds_embedding,
@@ -181,7 +232,285 @@ pub fn run(args: BuildArgs) -> Result<()> {
         report.seconds,
         args.out.join("manifest.json").display()
     );
-    Ok(())
+    problem.map_or(Ok(()), Err)
+}
+
+fn print_strategies(report: &BuildReport) {
+    println!(
+        "{:<24} {:>8} {:>12} {:>10}",
+        "strategy", "units", "bytes", "seconds"
+    );
+    for (name, units, bytes, seconds) in &report.strategies {
+        println!("{name:<24} {units:>8} {bytes:>12} {seconds:>10.1}");
+    }
+}
+
+/// Which laws `--laws` names.
+enum LawList {
+    /// Every law of the source.
+    All,
+    /// These abbreviations, in the order given.
+    Named(Vec<String>),
+}
+
+/// Longest `--laws @FILE` read (6,877 abbreviations take about 70 KB).
+const MAX_LAW_LIST_BYTES: u64 = 1 << 20;
+
+impl LawList {
+    fn parse(spec: &str) -> Result<LawList> {
+        let names: Vec<String> = if spec == "all" {
+            return Ok(LawList::All);
+        } else if let Some(file) = spec.strip_prefix('@') {
+            use std::io::Read;
+            let mut text = String::new();
+            std::fs::File::open(file)
+                .and_then(|f| f.take(MAX_LAW_LIST_BYTES + 1).read_to_string(&mut text))
+                .with_context(|| format!("cannot read the law list {file}"))?;
+            if text.len() as u64 > MAX_LAW_LIST_BYTES {
+                bail!("the law list {file} has more than {MAX_LAW_LIST_BYTES} bytes: one abbreviation per line is far less");
+            }
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_string)
+                .collect()
+        } else {
+            spec.split(',').map(|n| n.trim().to_string()).collect()
+        };
+        for name in &names {
+            paragraf_core::names::check_law_abbreviation(name)
+                .with_context(|| format!("--laws {spec}"))?;
+        }
+        if names.is_empty() {
+            bail!("--laws {spec} names no law: give `all`, a list such as `StVO,KSchG` or @FILE");
+        }
+        Ok(LawList::Named(names))
+    }
+
+    fn wants(&self, law: &str) -> bool {
+        match self {
+            LawList::All => true,
+            LawList::Named(names) => names.iter().any(|n| n == law),
+        }
+    }
+}
+
+/// A build of many laws from one source.
+struct Many<'a> {
+    source: &'a Path,
+    wanted: &'a LawList,
+    rebuild: bool,
+    strategies: &'a [paragraf_core::strategy::Strategy],
+    model: String,
+}
+
+/// How the laws of a many-law build went.
+#[derive(Default)]
+struct Tally {
+    built: usize,
+    unchanged: usize,
+    /// `path: why`, for laws reported and skipped.
+    skipped: Vec<String>,
+    report: BuildReport,
+}
+
+impl Many<'_> {
+    fn build(
+        &self,
+        embedder: &mut Embedder,
+        generator: &mut Generator,
+        folder: &mut BundleFolder,
+        progress: &indicatif::MultiProgress,
+    ) -> Result<(BuildReport, Option<anyhow::Error>)> {
+        let started = std::time::Instant::now();
+        let total = match self.wanted {
+            LawList::Named(names) => names.len() as u64,
+            // A first pass counts them (about 10 s for the whole archive), for the ETA.
+            LawList::All => {
+                paragraf_corpus::for_each_law(self.source, |_| std::ops::ControlFlow::Continue(()))?
+                    as u64
+            }
+        };
+        let bar = progress.add(indicatif::ProgressBar::new(total));
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("laws {wide_bar} {pos}/{len} {msg} eta {eta}")
+                .expect("valid template"),
+        );
+        // A save every 30 s at most: a kill loses at most that much work (the embedding cache keeps the rest).
+        folder.save_every = std::time::Duration::from_secs(30);
+        let mut tally = Tally::default();
+        let mut stems: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+        let mut found: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut seen: Vec<String> = Vec::new();
+        let mut failure = None;
+        let mut last_line = std::time::Instant::now();
+        paragraf_corpus::for_each_law(self.source, |entry| {
+            if let Ok(law) = &entry.result {
+                seen.push(law.abbreviation.clone());
+            }
+            let law = match entry.result {
+                Ok(law) if !self.wanted.wants(&law.abbreviation) => {
+                    return std::ops::ControlFlow::Continue(())
+                }
+                Ok(law) => law,
+                Err(e) => {
+                    tally.skipped.push(format!("{e}"));
+                    bar.inc(1);
+                    return std::ops::ControlFlow::Continue(());
+                }
+            };
+            bar.inc(1);
+            match self.one(
+                &law,
+                &entry.path,
+                &entry.sha256,
+                &mut stems,
+                &mut found,
+                embedder,
+                generator,
+                folder,
+            ) {
+                Ok(Some(report)) => {
+                    tally.built += 1;
+                    tally.report.tokens_embedded += report.tokens_embedded;
+                    tally.report.seconds_embedding += report.seconds_embedding;
+                }
+                Ok(None) => tally.unchanged += 1,
+                Err(Skip::Law(why)) => tally.skipped.push(why),
+                Err(Skip::Fatal(e)) => {
+                    failure =
+                        Some(e.context(format!("building {} ({})", law.abbreviation, entry.path)));
+                    return std::ops::ControlFlow::Break(());
+                }
+            }
+            let msg = format!(
+                "· built {}, unchanged {}, skipped {} · {} tokens embedded",
+                tally.built,
+                tally.unchanged,
+                tally.skipped.len(),
+                tally.report.tokens_embedded
+            );
+            // Without a terminal (logs, CI) the bar is hidden: a line every 30 s instead.
+            if bar.is_hidden() && last_line.elapsed().as_secs() >= 30 {
+                eprintln!("laws {}/{total} {msg}", bar.position());
+                last_line = std::time::Instant::now();
+            }
+            bar.set_message(msg);
+            std::ops::ControlFlow::Continue(())
+        })?;
+        bar.finish_and_clear();
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        tally.report.seconds = started.elapsed().as_secs_f64();
+        println!(
+            "laws: {} built, {} unchanged, {} skipped in {:.1} s from {}",
+            tally.built,
+            tally.unchanged,
+            tally.skipped.len(),
+            tally.report.seconds,
+            self.source.display()
+        );
+        let missing: Vec<String> = match self.wanted {
+            LawList::All => Vec::new(),
+            LawList::Named(names) => names
+                .iter()
+                .filter(|n| !found.contains(*n))
+                .map(|n| match similar(n, &seen) {
+                    Some(like) => format!("{n} (did you mean {like}?)"),
+                    None => n.clone(),
+                })
+                .collect(),
+        };
+        for why in &tally.skipped {
+            eprintln!("skipped: {why}");
+        }
+        let problem = if !missing.is_empty() {
+            Some(anyhow::anyhow!(
+                "not in {}: {}; the other laws were built",
+                self.source.display(),
+                missing.join(", ")
+            ))
+        } else if !tally.skipped.is_empty() {
+            Some(anyhow::anyhow!(
+                "{} laws were skipped (listed above); the other {} are in the manifest",
+                tally.skipped.len(),
+                tally.built + tally.unchanged
+            ))
+        } else {
+            None
+        };
+        Ok((tally.report, problem))
+    }
+
+    /// Builds one law; `Ok(None)` when it is unchanged.
+    #[allow(clippy::too_many_arguments)]
+    fn one(
+        &self,
+        law: &paragraf_core::Law,
+        path: &str,
+        sha256: &str,
+        stems: &mut std::collections::HashMap<String, String>,
+        found: &mut std::collections::HashSet<String>,
+        embedder: &mut Embedder,
+        generator: &mut Generator,
+        folder: &mut BundleFolder,
+    ) -> std::result::Result<Option<BuildReport>, Skip> {
+        let name = &law.abbreviation;
+        paragraf_core::names::check_law_abbreviation(name)
+            .map_err(|e| Skip::Law(format!("{path}: {e}")))?;
+        // Two laws whose abbreviations map to one file name would overwrite each other's bundles.
+        let stem = paragraf_core::names::file_stem(name);
+        if let Some(first) = stems.get(&stem) {
+            return Err(Skip::Law(format!(
+                "{path}: {name} has the file name {stem} of {first}, built before it"
+            )));
+        }
+        stems.insert(stem, format!("{name} ({path})"));
+        found.insert(name.clone());
+        if law.active_sections().next().is_none() {
+            return Err(Skip::Law(format!("{path}: {name} has no text to search")));
+        }
+        if !self.rebuild && folder.is_current(name, sha256, self.strategies, &self.model) {
+            return Ok(None);
+        }
+        let report = build(
+            law,
+            Some(sha256),
+            self.strategies,
+            embedder,
+            generator,
+            folder,
+        )
+        .map_err(|e| Skip::Fatal(e.into()))?;
+        embedder.forget_texts();
+        Ok(Some(report))
+    }
+}
+
+/// Up to three abbreviations of `seen` that start with `name` or match it ignoring case and spaces (`StVO` ->
+/// `StVO 2013`), for the message about a law that is not there.
+fn similar(name: &str, seen: &[String]) -> Option<String> {
+    let key = |s: &str| s.to_lowercase().replace(' ', "");
+    let wanted = key(name);
+    let mut like: Vec<&str> = seen
+        .iter()
+        .filter(|s| key(s).starts_with(&wanted))
+        .map(String::as_str)
+        .collect();
+    // `StVO 2013` (the name plus a version) before `StVorV` (a longer word).
+    like.sort_by_key(|s| (!s.starts_with(&format!("{name} ")), s.len()));
+    like.dedup();
+    like.truncate(3);
+    (!like.is_empty()).then(|| like.join(", "))
+}
+
+/// Why a law of a many-law build was not built.
+enum Skip {
+    /// This law only (reported, the others build).
+    Law(String),
+    /// The build cannot go on (disk full, the encoder failed).
+    Fatal(anyhow::Error),
 }
 
 /// Deletes the bundles (`*.pgb`) in `out` that its manifest does not list and that are older than `started`:

@@ -387,7 +387,10 @@ pub struct ScanReport {
     pub laws: usize,
     pub parsed: usize,
     pub failures: Vec<String>,
+    /// Laws without `enbez` sections, searched through their head-norm text (`Text`).
     pub laws_without_sections: usize,
+    /// Laws with nothing to search at all (no sections, no head-norm text, no title).
+    pub laws_empty: usize,
     pub sections_active: usize,
     pub sections_repealed: usize,
     pub sentences: usize,
@@ -403,7 +406,10 @@ impl ScanReport {
         for failure in &self.failures {
             println!("  {failure}");
         }
-        println!("without sections      {}", self.laws_without_sections);
+        println!(
+            "without sections      {} (searched as head-norm text), {} with nothing to search",
+            self.laws_without_sections, self.laws_empty
+        );
         println!(
             "sections              {} active, {} repealed",
             self.sections_active, self.sections_repealed
@@ -425,6 +431,7 @@ pub fn scan(archive: &Path) -> Result<ScanReport> {
         parsed: 0,
         failures: Vec::new(),
         laws_without_sections: 0,
+        laws_empty: 0,
         sections_active: 0,
         sections_repealed: 0,
         sentences: 0,
@@ -445,12 +452,16 @@ pub fn scan(archive: &Path) -> Result<ScanReport> {
                     .iter()
                     .map(|s| s.sentences.len())
                     .sum::<usize>();
-                if law.sections.is_empty() {
+                if law.sections.iter().all(paragraf_corpus::gii::is_head_text) {
                     report.laws_without_sections += 1;
+                }
+                if law.active_sections().next().is_none() {
+                    report.laws_empty += 1;
                 }
             }
             Err(e) => report.failures.push(e.to_string()),
         }
+        std::ops::ControlFlow::Continue(())
     })?;
     bar.finish_and_clear();
     report.seconds = started.elapsed().as_secs_f64();

@@ -1,0 +1,114 @@
+//! Where many laws come from at once (`paragraf build --laws`, `paragraf corpus scan`): the federal archive
+//! (`.tar.xz`, streamed, see [`crate::archive`]) or a folder of law XML files (`corpus fetch` writes one).
+//!
+//! Both yield the same [`SourceLaw`] per law, with the SHA-256 of its XML so an incremental build can tell an
+//! unchanged law without parsing it again, and a parse failure per law instead of a failure of the whole source:
+//! one broken law must not stop 6,876 others.
+
+use crate::archive::{self, ArchiveError};
+use crate::gii::{parse_bytes, ParseError, ParseOptions};
+use crate::limits::{self, MAX_XML_BYTES};
+use paragraf_core::Law;
+use std::ops::ControlFlow;
+use std::path::Path;
+
+/// One law of a source.
+pub struct SourceLaw {
+    /// Where it is: the path inside the archive (`laws/BJNR001950896/source.xml`) or the file in the folder.
+    pub path: String,
+    /// SHA-256 of the XML bytes (lower-case hex).
+    pub sha256: String,
+    /// The parsed law or why it failed.
+    pub result: Result<Law, ParseError>,
+}
+
+/// Why a source could not be read at all (one bad law is reported in its [`SourceLaw`] instead).
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The archive.
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    /// The folder could not be listed.
+    #[error("{folder}: cannot list the folder: {source}")]
+    Folder {
+        /// The folder.
+        folder: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Neither an archive nor a folder.
+    #[error("{0}: not a folder of law XML files and not a .tar.xz archive. Most likely the path is mistyped; the federal archive is `gii-federal-<date>.tar.xz`")]
+    Unknown(String),
+}
+
+/// Visits every law of `source` (a `.tar.xz` archive or a folder of `*.xml` files, in name order) until `visit`
+/// breaks; returns how many it visited.
+pub fn for_each_law(
+    source: &Path,
+    mut visit: impl FnMut(SourceLaw) -> ControlFlow<()>,
+) -> Result<usize, SourceError> {
+    if source.is_dir() {
+        return for_each_file(source, visit);
+    }
+    if source.is_file() && source.to_string_lossy().ends_with(".tar.xz") {
+        return Ok(archive::for_each_law(source, &mut visit)?);
+    }
+    Err(SourceError::Unknown(source.display().to_string()))
+}
+
+fn for_each_file(
+    folder: &Path,
+    mut visit: impl FnMut(SourceLaw) -> ControlFlow<()>,
+) -> Result<usize, SourceError> {
+    let listing = |source| SourceError::Folder {
+        folder: folder.display().to_string(),
+        source,
+    };
+    let mut files: Vec<_> = std::fs::read_dir(folder)
+        .map_err(listing)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(listing)?
+        .into_iter()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "xml") && p.is_file())
+        .collect();
+    files.sort();
+    let mut count = 0;
+    for path in files {
+        let file = path.display().to_string();
+        let read = std::fs::File::open(&path)
+            .map_err(Some)
+            .and_then(|f| limits::read_at_most(f, MAX_XML_BYTES));
+        let (sha256, result) = match read {
+            Ok(bytes) => (
+                paragraf_core::manifest::sha256_hex(&bytes),
+                parse_bytes(&bytes, &file, &ParseOptions::default()),
+            ),
+            Err(Some(source)) => (
+                String::new(),
+                Err(ParseError::Io {
+                    file: file.clone(),
+                    source,
+                }),
+            ),
+            Err(None) => (
+                String::new(),
+                Err(ParseError::TooLarge {
+                    file: file.clone(),
+                    bytes: MAX_XML_BYTES + 1,
+                }),
+            ),
+        };
+        count += 1;
+        if visit(SourceLaw {
+            path: file,
+            sha256,
+            result,
+        })
+        .is_break()
+        {
+            break;
+        }
+    }
+    Ok(count)
+}

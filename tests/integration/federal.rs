@@ -1,0 +1,276 @@
+//! Many laws in one folder: `paragraf build --laws` over the real federal archive (a sample of 32 laws, not all
+//! 6,877) and over a corpus folder with a broken law; incremental rebuilds, a build killed and resumed, and
+//! search across the laws built.
+
+use crate::util::{model_path, paragraf, run, run_ok, shared, temp_dir};
+use paragraf_core::manifest::{Manifest, MANIFEST};
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn archive() -> PathBuf {
+    shared("corpus/gii-federal-2026-04.tar.xz")
+}
+
+/// 31 short laws of the archive (at most 6 active sections each, in archive order) and the first law without
+/// `enbez` sections (searched through its head-norm text): abbreviation -> number of sections.
+fn sample() -> &'static BTreeMap<String, usize> {
+    static SAMPLE: OnceLock<BTreeMap<String, usize>> = OnceLock::new();
+    SAMPLE.get_or_init(|| {
+        let (mut short, mut head_text) = (BTreeMap::new(), None);
+        paragraf_corpus::for_each_law(&archive(), |entry| {
+            let law = entry.result.expect("the archive parses");
+            let sections = law.active_sections().count();
+            let head = law.sections.iter().all(paragraf_corpus::gii::is_head_text);
+            if head && head_text.is_none() {
+                head_text = Some((law.abbreviation, sections));
+            } else if !head && (1..=6).contains(&sections) && short.len() < 31 {
+                short.entry(law.abbreviation).or_insert(sections);
+            }
+            if short.len() == 31 && head_text.is_some() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .unwrap();
+        let (name, sections) = head_text.expect("a law without sections");
+        short.insert(name, sections);
+        short
+    })
+}
+
+fn list_file(dir: &Path, names: &[&str]) -> String {
+    let path = dir.join("laws.txt");
+    std::fs::write(&path, format!("# test sample\n{}\n", names.join("\n"))).unwrap();
+    format!("@{}", path.display())
+}
+
+fn build_laws(laws: &str, from: &Path, out: &Path) -> Vec<String> {
+    [
+        "build",
+        "--laws",
+        laws,
+        "--from",
+        from.to_str().unwrap(),
+        "--strategies",
+        "section",
+        "--out",
+        out.to_str().unwrap(),
+        "--model",
+        model_path().to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn manifest(out: &Path) -> Manifest {
+    Manifest::parse(&std::fs::read(out.join(MANIFEST)).unwrap()).unwrap()
+}
+
+/// Every file the manifest lists, with its bytes checked against the entry.
+fn assert_listed_files_verify(out: &Path) {
+    let manifest = manifest(out);
+    for law in &manifest.laws {
+        let bytes = std::fs::read(out.join(&law.file)).unwrap();
+        law.verify(&bytes).unwrap();
+        // Each law keeps its own query-expansion table (a later law once replaced an earlier law's).
+        let expansions = law.expansions.as_ref().expect("expansions listed");
+        let file = expansions.file().expect("a table");
+        let bytes =
+            std::fs::read(out.join(file)).unwrap_or_else(|e| panic!("{}: {file}: {e}", law.law));
+        expansions.verify(&bytes).unwrap();
+    }
+    for bundle in &manifest.bundles {
+        let bytes = std::fs::read(out.join(&bundle.file)).unwrap();
+        bundle.verify(&bytes).unwrap();
+    }
+    let listed: Vec<&str> = manifest.files().collect();
+    for entry in std::fs::read_dir(out).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(
+            name == MANIFEST || listed.contains(&name.as_str()),
+            "{name} is in the folder but not in the manifest"
+        );
+    }
+}
+
+#[test]
+fn many_laws_build_incrementally_and_search_together() {
+    let dir = temp_dir();
+    let out = dir.path().join("bundles");
+    let names: Vec<&str> = sample().keys().map(String::as_str).collect();
+    assert_eq!(names.len(), 32);
+    let list = list_file(dir.path(), &names);
+    let started = Instant::now();
+    let first = run_ok(&build_laws(&list, &archive(), &out));
+    eprintln!(
+        "built {} laws in {:.1} s: {first}",
+        names.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        first.contains("laws: 32 built, 0 unchanged, 0 skipped"),
+        "{first}"
+    );
+    let built = manifest(&out);
+    assert_eq!(built.laws.len(), 32);
+    for law in &built.laws {
+        assert_eq!(law.sections, sample()[&law.law], "{}", law.law);
+        assert_eq!(law.source_sha256.as_ref().map(String::len), Some(64));
+        assert!(
+            built
+                .bundles
+                .iter()
+                .any(|b| b.law == law.law && b.strategy == "section"),
+            "{}",
+            law.law
+        );
+    }
+    assert_listed_files_verify(&out);
+
+    // Nothing changed: nothing is rebuilt, the folder stays byte for byte the same.
+    let before = std::fs::read(out.join(MANIFEST)).unwrap();
+    let again = run_ok(&build_laws(&list, &archive(), &out));
+    assert!(
+        again.contains("laws: 0 built, 32 unchanged, 0 skipped"),
+        "{again}"
+    );
+    assert_eq!(std::fs::read(out.join(MANIFEST)).unwrap(), before);
+
+    // One search over every law of the folder; the law without sections is found by its head-norm text.
+    let head = paragraf_bundler::manifest::read_law(
+        &out,
+        built
+            .laws
+            .iter()
+            .find(|l| {
+                let law = paragraf_bundler::manifest::read_law(&out, l).unwrap();
+                law.sections.iter().all(paragraf_corpus::gii::is_head_text)
+            })
+            .expect("the head-text law is in the folder"),
+    )
+    .unwrap();
+    let hits: serde_json::Value = serde_json::from_str(&run_ok(&[
+        "search",
+        "--bundles",
+        out.to_str().unwrap(),
+        "--model",
+        model_path().to_str().unwrap(),
+        "--mode",
+        "bm25",
+        "--json",
+        &head.title,
+    ]))
+    .unwrap();
+    let laws: Vec<&str> = hits["laws"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(laws.len(), 32, "every law is searched: {laws:?}");
+    assert_eq!(
+        hits["hits"][0]["law"].as_str(),
+        Some(head.abbreviation.as_str()),
+        "the title of {} finds it: {hits:#}",
+        head.abbreviation
+    );
+    assert!(hits["hits"][0]["designation"]
+        .as_str()
+        .unwrap()
+        .starts_with("Text"));
+}
+
+#[test]
+fn a_killed_build_resumes_and_leaves_nothing_behind() {
+    let dir = temp_dir();
+    let out = dir.path().join("bundles");
+    let names: Vec<&str> = sample().keys().map(String::as_str).take(12).collect();
+    let list = list_file(dir.path(), &names);
+    // A fresh embedding cache, so the build has real work when it is killed.
+    let cache = dir.path().join("cache");
+    let mut child = paragraf()
+        .args(build_laws(&list, &archive(), &out))
+        .env("PARAGRAF_EMBEDDING_CACHE", &cache)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed as soon as the first law is in the folder (its files written, the manifest perhaps not yet).
+    let started = Instant::now();
+    while !std::fs::read_dir(&out)
+        .map(|d| d.count() > 2)
+        .unwrap_or(false)
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "nothing written"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let resumed = paragraf()
+        .args(build_laws(&list, &archive(), &out))
+        .env("PARAGRAF_EMBEDDING_CACHE", &cache)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert!(
+        resumed.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(manifest(&out).laws.len(), 12, "{stdout}");
+    assert_listed_files_verify(&out);
+}
+
+#[test]
+fn a_broken_law_is_skipped_by_name_and_a_missing_one_is_named() {
+    let dir = temp_dir();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::copy(shared("corpus/GG.xml"), corpus.join("GG.xml")).unwrap();
+    let stgb = std::fs::read(shared("corpus/StGB.xml")).unwrap();
+    std::fs::write(corpus.join("StGB.xml"), &stgb[..stgb.len() / 2]).unwrap();
+    let out = dir.path().join("bundles");
+    let failed = run(&build_laws("all", &corpus, &out));
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(!failed.status.success());
+    assert!(
+        stderr.contains(&format!("skipped: {}:", corpus.join("StGB.xml").display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .contains("error: 1 laws were skipped (listed above); the other 1 are in the manifest"),
+        "{stderr}"
+    );
+    // The good law is built and listed.
+    assert_eq!(
+        manifest(&out)
+            .laws
+            .iter()
+            .map(|l| l.law.as_str())
+            .collect::<Vec<_>>(),
+        ["GG"]
+    );
+    assert_listed_files_verify(&out);
+
+    let missing = run(&build_laws(
+        "GG,StVO",
+        &archive(),
+        &dir.path().join("other"),
+    ));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(!missing.status.success());
+    assert!(
+        stderr.contains("not in ")
+            && stderr.contains(": StVO (did you mean StVO 2013")
+            && stderr.contains("; the other laws were built"),
+        "{stderr}"
+    );
+}
