@@ -182,6 +182,50 @@ fn many_laws_build_incrementally_and_search_together() {
         .as_str()
         .unwrap()
         .starts_with("Text"));
+
+    // Dense and hybrid rank all laws as one: a section's own opening words find that section of that law.
+    let (law, section) = built
+        .laws
+        .iter()
+        .filter(|l| l.sections > 1)
+        .map(|l| {
+            let law = paragraf_bundler::manifest::read_law(&out, l).unwrap();
+            let (_, section) = law.active_sections().nth(1).unwrap();
+            (law.abbreviation.clone(), section.clone())
+        })
+        .next()
+        .unwrap();
+    let question: String = section.text.chars().take(200).collect();
+    for mode in ["dense", "hybrid"] {
+        let hits: serde_json::Value = serde_json::from_str(&run_ok(&[
+            "search",
+            "--bundles",
+            out.to_str().unwrap(),
+            "--model",
+            model_path().to_str().unwrap(),
+            "--mode",
+            mode,
+            "--json",
+            &question,
+        ]))
+        .unwrap();
+        let top = &hits["hits"][0];
+        assert_eq!(
+            (top["law"].as_str(), top["designation"].as_str()),
+            (Some(law.as_str()), Some(section.designation.as_str())),
+            "{mode}: {hits:#}"
+        );
+        let laws: std::collections::BTreeSet<&str> = hits["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["law"].as_str().unwrap())
+            .collect();
+        assert!(
+            laws.len() > 1,
+            "{mode}: one ranking over several laws: {laws:?}"
+        );
+    }
 }
 
 #[test]

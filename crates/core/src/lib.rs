@@ -13,6 +13,7 @@ pub mod encoder;
 pub mod engine;
 pub mod eval;
 pub mod expansion;
+pub mod federal;
 pub mod fuzz;
 pub mod law;
 pub mod manifest;

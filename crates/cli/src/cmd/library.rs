@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Result};
 use paragraf_core::api;
 use paragraf_core::bundle::StrategyBundle;
-use paragraf_core::engine::{self, LawIndex, Mode, SearchOptions, StrategyIndex};
+use paragraf_core::engine::{self, LawIndex, Mode, SearchOptions, SectionHit, StrategyIndex};
+use paragraf_core::federal::{FederalIndex, FederalLaw, SECTION_STRATEGY};
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 use paragraf_core::results::{self, LawExpansion, LawSummary, SearchResults, SectionText};
 use paragraf_embed::choice::ModelChoice;
@@ -232,6 +233,8 @@ pub struct Library {
     encoder_source: Encoder,
     laws: Mutex<HashMap<String, Arc<LoadedLaw>>>,
     strategies: Mutex<HashMap<(String, String), Arc<StrategyIndex>>>,
+    /// The last index across several laws, with the laws it holds.
+    federal: Mutex<Option<(Vec<String>, Arc<FederalIndex>)>>,
     /// Query encoders by the bundles' model id.
     encoders: Mutex<HashMap<String, std::result::Result<Arc<QueryEncoder>, String>>>,
 }
@@ -274,6 +277,7 @@ impl Library {
             encoder_source: encoder,
             laws: Mutex::new(HashMap::new()),
             strategies: Mutex::new(HashMap::new()),
+            federal: Mutex::new(None),
             encoders: Mutex::new(HashMap::new()),
         })
     }
@@ -465,7 +469,8 @@ impl Library {
     }
 
     /// The browser's search for `question` over `laws` (all when empty) with `strategy`, `mode` and `k`
-    /// sections. Several laws are searched one by one and merged: cited sections first, then by score.
+    /// sections. Several laws are ranked as one ([`Library::search_across`]; no query expansion there, since
+    /// each law's table is its own).
     pub fn search(
         &self,
         question: &str,
@@ -491,52 +496,121 @@ impl Library {
             expansion_weight: expansion.weight,
             ..SearchOptions::default()
         };
-        let mut merged = Vec::new();
-        let mut expansions = Vec::new();
-        let mut ran = mode;
-        for law in &laws {
-            let loaded = self.law(law)?;
-            let index = self.strategy(&loaded, strategy)?;
-            let hits = engine::search_expanded(
-                &loaded.index,
-                Some(&index),
-                question,
-                vector.as_deref(),
-                &expansion.removed,
-                &options,
-            )
-            .map_err(|e| Refusal(e.to_string()))?;
-            ran = hits.mode;
-            expansions.extend(LawExpansion::of(law, &hits.expansions));
-            merged.extend(
-                hits.hits
-                    .into_iter()
-                    .map(|h| (loaded.clone(), index.clone(), h)),
-            );
-        }
         if laws.len() > 1 {
-            merged.sort_by(|a, b| {
-                b.2.cited
-                    .cmp(&a.2.cited)
-                    .then(b.2.score.total_cmp(&a.2.score))
-            });
-            merged.truncate(k);
+            return self.search_across(question, laws, strategy, vector, model, &options);
         }
-        let hits = merged
+        let loaded = self.law(&laws[0])?;
+        let index = self.strategy(&loaded, strategy)?;
+        let found = engine::search_expanded(
+            &loaded.index,
+            Some(&index),
+            question,
+            vector.as_deref(),
+            &expansion.removed,
+            &options,
+        )
+        .map_err(|e| Refusal(e.to_string()))?;
+        let hits = found
+            .hits
             .iter()
             .enumerate()
-            .map(|(rank, (law, index, hit))| {
-                results::section_result(&law.index.law, Some(&index.bundle), hit, rank, question)
+            .map(|(rank, hit)| {
+                results::section_result(&loaded.index.law, Some(&index.bundle), hit, rank, question)
             })
             .collect();
         Ok(SearchResults {
             schema: results::SCHEMA.to_string(),
             question: question.to_string(),
-            mode: ran,
+            mode: found.mode,
+            strategy: strategy.to_string(),
+            model: vector.is_some().then_some(model),
+            expansions: LawExpansion::of(&laws[0], &found.expansions),
+            laws,
+            hits,
+        })
+    }
+
+    /// One ranking across `laws` ([`FederalIndex`]: one BM25 over all their sections, their `section` vectors),
+    /// built once per set of laws and kept.
+    fn search_across(
+        &self,
+        question: &str,
+        laws: Vec<String>,
+        strategy: &str,
+        vector: Option<Vec<f32>>,
+        model: String,
+        options: &SearchOptions,
+    ) -> Result<SearchResults> {
+        if strategy != SECTION_STRATEGY {
+            refuse!(
+                "a search across laws ranks sections with the {SECTION_STRATEGY} bundles; pass --strategy {SECTION_STRATEGY}, or one --law to search {strategy}"
+            );
+        }
+        let loaded: Vec<(Arc<LoadedLaw>, Arc<StrategyIndex>)> = laws
+            .iter()
+            .map(|law| {
+                let loaded = self.law(law)?;
+                let index = self.strategy(&loaded, strategy)?;
+                Ok((loaded, index))
+            })
+            .collect::<Result<_>>()?;
+        let index = {
+            let mut cached = self.federal.lock().expect("federal index");
+            match cached.as_ref().filter(|(names, _)| *names == laws) {
+                Some((_, index)) => index.clone(),
+                None => {
+                    let t0 = Instant::now();
+                    let parts: Vec<FederalLaw> = loaded
+                        .iter()
+                        .map(|(law, index)| FederalLaw {
+                            law: &law.index.law,
+                            sections: Some(&index.bundle),
+                        })
+                        .collect();
+                    let index =
+                        Arc::new(FederalIndex::new(&parts).map_err(|e| Refusal(e.to_string()))?);
+                    eprintln!(
+                        "indexed {} sections of {} laws as one in {:.0} ms",
+                        index.len(),
+                        laws.len(),
+                        ms(t0)
+                    );
+                    *cached = Some((laws.clone(), index.clone()));
+                    index
+                }
+            }
+        };
+        let (found, mode) = index
+            .search(question, vector.as_deref(), options)
+            .map_err(|e| Refusal(e.to_string()))?;
+        let hits = found
+            .iter()
+            .enumerate()
+            .map(|(rank, hit)| {
+                let (law, strategy) = &loaded[hit.law as usize];
+                let section = SectionHit {
+                    section: hit.section,
+                    score: hit.score,
+                    cited: false,
+                    units: Vec::new(),
+                };
+                results::section_result(
+                    &law.index.law,
+                    Some(&strategy.bundle),
+                    &section,
+                    rank,
+                    question,
+                )
+            })
+            .collect();
+        Ok(SearchResults {
+            schema: results::SCHEMA.to_string(),
+            question: question.to_string(),
+            mode,
             strategy: strategy.to_string(),
             model: vector.is_some().then_some(model),
             laws,
-            expansions,
+            expansions: Vec::new(),
             hits,
         })
     }

@@ -1,0 +1,420 @@
+//! One ranking across many laws: which section of which law answers a question when nobody knows the law.
+//!
+//! Per-law searches cannot simply be merged. BM25 scores depend on each law's own statistics (a word rare in the
+//! BGB but everywhere in tax law weighs differently in each), and each law's reciprocal-rank list starts at
+//! rank 1, so 6,877 laws would each put their best section first. [`FederalIndex`] therefore holds every active
+//! section of every law in one BM25 index (one vocabulary, one IDF) and the laws' `section` vectors in one
+//! matrix, and fuses the two lists as [`crate::engine::search`] does for one law (same defaults). Laws built
+//! without a `section` bundle are searched lexically only. Query expansion and the citation graph stay per law
+//! (their tables are the law's own) and are not applied here.
+
+use crate::bundle::{StrategyBundle, VectorStore};
+use crate::engine::{section_document, EngineError, Mode, SearchOptions};
+use crate::law::Law;
+use crate::search::bm25::{Bm25Index, Bm25Params};
+use crate::search::exact::top_rows;
+use crate::search::fusion::{reciprocal_rank_fusion, Ranked};
+use crate::search::Hit;
+use crate::vectors::Int8Vectors;
+
+/// The strategy whose vectors the federal index uses: one unit, one vector per section.
+pub const SECTION_STRATEGY: &str = "section";
+
+/// One law going into a [`FederalIndex`].
+pub struct FederalLaw<'a> {
+    /// The law.
+    pub law: &'a Law,
+    /// Its `section` strategy bundle, if it has one (checked to be that law's).
+    pub sections: Option<&'a StrategyBundle>,
+}
+
+/// A section found across laws.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FederalHit {
+    /// Index of the law in the list the index was built from.
+    pub law: u32,
+    /// Index into that law's [`Law::sections`].
+    pub section: u32,
+    /// BM25 score, cosine or fused reciprocal-rank score, as the mode gives.
+    pub score: f32,
+}
+
+/// Every active section of many laws, searchable as one (see the module docs).
+pub struct FederalIndex {
+    /// Document -> (law, section).
+    docs: Vec<(u32, u32)>,
+    bm25: Bm25Index,
+    /// Section vectors (laws with a `section` bundle), and the document each row belongs to.
+    vectors: Option<(VectorStore, Vec<u32>, String)>,
+}
+
+impl FederalIndex {
+    /// Indexes `laws`. Refused: a `section` bundle of another law or build, one that is not the `section`
+    /// strategy, or bundles of two models (their vectors are not comparable).
+    pub fn new(laws: &[FederalLaw]) -> Result<FederalIndex, EngineError> {
+        let mut docs = Vec::new();
+        let mut texts = Vec::new();
+        let mut rows: Option<(Int8Vectors, Vec<u32>, String)> = None;
+        for (l, entry) in laws.iter().enumerate() {
+            let law = entry.law;
+            let first_doc = docs.len();
+            for (s, section) in law.active_sections() {
+                if !section.text.is_empty() {
+                    docs.push((l as u32, s as u32));
+                    texts.push(section_document(law, s, 1));
+                }
+            }
+            let Some(bundle) = entry.sections else {
+                continue;
+            };
+            let inconsistent =
+                |what: String| EngineError::Inconsistent(bundle.strategy.clone(), what);
+            if bundle.law != law.abbreviation || bundle.law_build_date != law.build_date {
+                return Err(EngineError::LawMismatch {
+                    strategy: bundle.strategy.clone(),
+                    bundle_law: bundle.law.clone(),
+                    bundle_date: bundle.law_build_date.clone(),
+                    law: law.abbreviation.clone(),
+                    law_date: law.build_date.clone(),
+                });
+            }
+            if bundle.strategy != SECTION_STRATEGY {
+                return Err(inconsistent(format!(
+                    "the federal index takes the {SECTION_STRATEGY} strategy's vectors, not {}",
+                    bundle.strategy
+                )));
+            }
+            if bundle.vectors.len() != bundle.units.len() {
+                return Err(inconsistent(format!(
+                    "{} vectors for {} units",
+                    bundle.vectors.len(),
+                    bundle.units.len()
+                )));
+            }
+            let (vectors, owners, model) = rows.get_or_insert_with(|| {
+                (
+                    Int8Vectors::new(store_dim(&bundle.vectors) as u32),
+                    Vec::new(),
+                    bundle.model.clone(),
+                )
+            });
+            if *model != bundle.model {
+                return Err(inconsistent(format!(
+                    "{} is embedded with {} but {} with {model}: a federal index needs one model",
+                    law.abbreviation, bundle.model, laws[0].law.abbreviation
+                )));
+            }
+            for (unit, u) in bundle.units.iter().enumerate() {
+                let [section] = u.sections[..] else {
+                    return Err(inconsistent(format!(
+                        "unit {unit} covers {} sections",
+                        u.sections.len()
+                    )));
+                };
+                let Some(doc) = docs[first_doc..]
+                    .iter()
+                    .position(|&(_, s)| s == section)
+                    .map(|d| first_doc + d)
+                else {
+                    // A section without text has no document (and its unit nothing to find).
+                    continue;
+                };
+                let row = match &bundle.vectors {
+                    VectorStore::Int8(v) => v.dequantize_row(unit),
+                    VectorStore::F32 { dim, values } => {
+                        let d = *dim as usize;
+                        values[unit * d..(unit + 1) * d].to_vec()
+                    }
+                };
+                vectors
+                    .push(&row)
+                    .map_err(|e| inconsistent(e.to_string()))?;
+                owners.push(doc as u32);
+            }
+        }
+        let bm25 = Bm25Index::build(&texts, Default::default(), Bm25Params::default());
+        Ok(FederalIndex {
+            docs,
+            bm25,
+            vectors: rows.map(|(v, owners, model)| (VectorStore::Int8(v), owners, model)),
+        })
+    }
+
+    /// Sections indexed.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Whether nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// The model of the section vectors, when any law brought some.
+    pub fn model(&self) -> Option<&str> {
+        self.vectors.as_ref().map(|(_, _, m)| m.as_str())
+    }
+
+    /// The best `options.section_k` sections for `text` (and `vector`, the question embedded with
+    /// [`FederalIndex::model`]) in `options.mode`; BM25 when there is no vector. The mode that ran comes back.
+    pub fn search(
+        &self,
+        text: &str,
+        vector: Option<&[f32]>,
+        options: &SearchOptions,
+    ) -> Result<(Vec<FederalHit>, Mode), EngineError> {
+        let dense = match (options.mode, &self.vectors, vector) {
+            (Mode::Bm25, _, _) | (_, None, _) | (_, _, None) => None,
+            (_, Some((store, owners, model)), Some(v)) => {
+                if v.len() != store_dim(store) {
+                    return Err(EngineError::Dimension {
+                        model: model.clone(),
+                        expected: store_dim(store),
+                        found: v.len(),
+                    });
+                }
+                Some((store, owners, v))
+            }
+        };
+        let k = options.section_k;
+        let depth = options.fusion_depth.max(k);
+        let dense_hits = |k: usize| -> Vec<Hit> {
+            let (store, owners, v) = dense.expect("dense input");
+            top_rows(store, v, k, None)
+                .into_iter()
+                .map(|h| Hit {
+                    index: owners[h.index as usize],
+                    score: h.score,
+                })
+                .collect()
+        };
+        let (ranking, mode) = match (options.mode, dense) {
+            (Mode::Dense, Some(_)) => (dense_hits(k), Mode::Dense),
+            (Mode::Hybrid, Some(_)) => {
+                let ids = |hits: Vec<Hit>| hits.into_iter().map(|h| h.index).collect::<Vec<_>>();
+                let (lexical, dense) = (ids(self.bm25.search(text, depth)), ids(dense_hits(depth)));
+                let fused = reciprocal_rank_fusion(
+                    &[
+                        Ranked {
+                            ids: &lexical,
+                            weight: options.bm25_weight,
+                        },
+                        Ranked {
+                            ids: &dense,
+                            weight: options.dense_weight,
+                        },
+                    ],
+                    options.rrf_k,
+                    k,
+                );
+                (fused, Mode::Hybrid)
+            }
+            _ => (self.bm25.search(text, k), Mode::Bm25),
+        };
+        Ok((
+            ranking
+                .into_iter()
+                .map(|h| {
+                    let (law, section) = self.docs[h.index as usize];
+                    FederalHit {
+                        law,
+                        section,
+                        score: h.score,
+                    }
+                })
+                .collect(),
+            mode,
+        ))
+    }
+}
+
+fn store_dim(store: &VectorStore) -> usize {
+    match store {
+        VectorStore::Int8(v) => v.dim(),
+        VectorStore::F32 { dim, .. } => *dim as usize,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{Piece, Producer, Unit};
+    use crate::law::{Section, Span, Subsection};
+
+    /// A law whose sections are `texts` (`§ 1`, `§ 2`, ...), one Absatz each.
+    fn law(abbreviation: &str, texts: &[&str]) -> Law {
+        Law {
+            abbreviation: abbreviation.into(),
+            slug: abbreviation.to_lowercase(),
+            title: abbreviation.into(),
+            doknr: String::new(),
+            build_date: "1".into(),
+            stand: vec![],
+            source: String::new(),
+            structure: vec![],
+            sections: texts
+                .iter()
+                .enumerate()
+                .map(|(i, text)| Section {
+                    designation: format!("§ {}", i + 1),
+                    title: String::new(),
+                    structure: None,
+                    repealed: false,
+                    subsections: vec![Subsection {
+                        label: None,
+                        span: Span::new(0..text.len()),
+                        sentences: 0..0,
+                    }],
+                    sentences: vec![],
+                    list_items: vec![],
+                    references: vec![],
+                    footnotes: vec![],
+                    text: text.to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    /// A `section` bundle of `law` with these vectors, one per section.
+    fn sections(law: &Law, model: &str, rows: &[[f32; 3]]) -> StrategyBundle {
+        StrategyBundle {
+            generator: "test".into(),
+            strategy: SECTION_STRATEGY.into(),
+            producer: Producer::None,
+            law: law.abbreviation.clone(),
+            law_build_date: law.build_date.clone(),
+            model: model.into(),
+            params: vec![],
+            units: (0..rows.len() as u32)
+                .map(|s| Unit {
+                    sections: vec![s],
+                    pieces: vec![Piece {
+                        section: s,
+                        span: Span::new(0..law.sections[s as usize].text.len()),
+                    }],
+                    text: None,
+                })
+                .collect(),
+            vectors: VectorStore::Int8(Int8Vectors::from_f32_rows(3, rows).unwrap()),
+            raptor: None,
+            hnsw: None,
+        }
+    }
+
+    fn found(
+        index: &FederalIndex,
+        text: &str,
+        vector: Option<&[f32]>,
+        mode: Mode,
+    ) -> Vec<(u32, u32)> {
+        let options = SearchOptions {
+            mode,
+            ..SearchOptions::default()
+        };
+        let (hits, ran) = index.search(text, vector, &options).unwrap();
+        assert_eq!(ran, if vector.is_some() { mode } else { Mode::Bm25 });
+        hits.iter().map(|h| (h.law, h.section)).collect()
+    }
+
+    #[test]
+    fn one_ranking_across_laws_lexical_dense_and_fused() {
+        let miete = law(
+            "MietG",
+            &[
+                "Der Mieter zahlt die Miete.",
+                "Die Kaution ist zurückzuzahlen.",
+            ],
+        );
+        let steuer = law(
+            "StG",
+            &[
+                "Die Steuer ist jährlich zu erklären.",
+                "Der Mieter einer Wohnung zahlt keine Steuer.",
+            ],
+        );
+        let m = sections(&miete, "m", &[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]);
+        let s = sections(&steuer, "m", &[[0.0, 0.0, 1.0], [0.7, 0.0, 0.7]]);
+        let index = FederalIndex::new(&[
+            FederalLaw {
+                law: &miete,
+                sections: Some(&m),
+            },
+            FederalLaw {
+                law: &steuer,
+                sections: Some(&s),
+            },
+        ])
+        .unwrap();
+        assert_eq!((index.len(), index.model()), (4, Some("m")));
+        // `Kaution` is in one section of the four: it comes first, from its law.
+        assert_eq!(found(&index, "Kaution", None, Mode::Hybrid)[0], (0, 1));
+        // `Steuer` is in both tax sections, `jährlich` only in the first.
+        assert_eq!(
+            found(&index, "Steuer jährlich", None, Mode::Bm25)[..2],
+            [(1, 0), (1, 1)]
+        );
+        // Dense: nearest vectors across both laws, in order.
+        let v = [0.6, 0.0, 0.8];
+        assert_eq!(
+            found(&index, "x", Some(&v), Mode::Dense),
+            [(1, 1), (1, 0), (0, 0), (0, 1)]
+        );
+        // Hybrid: the section both lists rank high wins.
+        assert_eq!(
+            found(&index, "Mieter Steuer", Some(&v), Mode::Hybrid)[0],
+            (1, 1)
+        );
+    }
+
+    #[test]
+    fn mixed_models_wrong_strategies_and_dimensions_are_refused() {
+        let a = law("A", &["eins"]);
+        let b = law("B", &["zwei"]);
+        let (va, vb) = (
+            sections(&a, "e5", &[[1.0, 0.0, 0.0]]),
+            sections(&b, "gemma", &[[1.0, 0.0, 0.0]]),
+        );
+        let error = |parts: &[FederalLaw]| FederalIndex::new(parts).err().unwrap().to_string();
+        let both = [
+            FederalLaw {
+                law: &a,
+                sections: Some(&va),
+            },
+            FederalLaw {
+                law: &b,
+                sections: Some(&vb),
+            },
+        ];
+        assert_eq!(
+            error(&both),
+            "strategy bundle section is inconsistent: B is embedded with gemma but A with e5: a federal index needs one model. Rebuild it with `paragraf build`"
+        );
+        let mut sentences = va.clone();
+        sentences.strategy = "sentence".into();
+        assert_eq!(
+            error(&[FederalLaw {
+                law: &a,
+                sections: Some(&sentences),
+            }]),
+            "strategy bundle sentence is inconsistent: the federal index takes the section strategy's vectors, not sentence. Rebuild it with `paragraf build`"
+        );
+        assert!(error(&[FederalLaw {
+            law: &b,
+            sections: Some(&va),
+        }])
+        .starts_with("strategy bundle section belongs to A built 1, but the loaded law is B"));
+        let index = FederalIndex::new(&both[..1]).unwrap();
+        let options = SearchOptions::default();
+        assert_eq!(
+            index.search("eins", Some(&[1.0, 0.0]), &options).err().unwrap().to_string(),
+            "the query vector has 2 dimensions but the bundle's model (e5) has 3. Most likely the query-embedding proxy serves another model"
+        );
+        // A law without vectors is still searched lexically.
+        let lexical = FederalIndex::new(&[FederalLaw {
+            law: &b,
+            sections: None,
+        }])
+        .unwrap();
+        assert_eq!(found(&lexical, "zwei", None, Mode::Hybrid), [(0, 0)]);
+    }
+}
