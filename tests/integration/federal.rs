@@ -318,3 +318,99 @@ fn a_broken_law_is_skipped_by_name_and_a_missing_one_is_named() {
         "{stderr}"
     );
 }
+
+/// Questions about the first articles of the GG (written for this test).
+const GG_QUESTIONS: &str = r#"[
+    {"Question_text": "Darf der Staat die Würde des Menschen antasten?", "Paragraphs": ["Art 1"]},
+    {"Question_text": "Darf die Zeitung frei berichten, gibt es Zensur?", "Paragraphs": ["Art 5"]},
+    {"Question_text": "Darf ich mich mit anderen friedlich und ohne Waffen versammeln?", "Paragraphs": ["Art 8"]},
+    {"Question_text": "Wer schützt Ehe und Familie?", "Paragraphs": ["Art 6"]}
+]"#;
+
+fn among(questions: &Path, among: &Path, modes: &str, out: &Path) -> std::process::Output {
+    run(&[
+        "eval",
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        crate::util::gg_bundles().to_str().unwrap(),
+        "--among",
+        among.to_str().unwrap(),
+        "--modes",
+        modes,
+        "--rounds",
+        "200",
+        "--out",
+        out.to_str().unwrap(),
+        "--model",
+        model_path().to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn distractors_are_measured_with_one_protocol_alone_and_among() {
+    let dir = temp_dir();
+    let questions = dir.path().join("questions.json");
+    std::fs::write(&questions, GG_QUESTIONS).unwrap();
+    // Among itself only: the same index both ways, so every figure is equal (dense and hybrid included).
+    let gg = crate::util::gg_bundles();
+    let same = among(
+        &questions,
+        gg,
+        "bm25,dense,hybrid",
+        &dir.path().join("same"),
+    );
+    let table = String::from_utf8_lossy(&same.stdout);
+    assert!(
+        same.status.success(),
+        "{}",
+        String::from_utf8_lossy(&same.stderr)
+    );
+    for mode in ["bm25", "dense", "hybrid"] {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| {mode} |")))
+            .unwrap_or_else(|| panic!("{table}"));
+        let cells: Vec<&str> = row.split(" | ").collect();
+        assert_eq!(cells[1], cells[2], "{row}");
+        assert!(
+            row.contains("| +0.0000 | 1.0000 | 100.0 % → 100.0 % |"),
+            "{row}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("same/distractors.md")).unwrap(),
+        table.trim_end_matches('\n').to_string() + "\n"
+    );
+
+    // Among two large laws as XML (BM25 only): the GG's share of top hits can only fall.
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::copy(gg.parent().unwrap().join("GG.xml"), corpus.join("GG.xml")).unwrap();
+    for law in ["HGB", "StGB"] {
+        std::fs::copy(
+            shared(&format!("corpus/{law}.xml")),
+            corpus.join(format!("{law}.xml")),
+        )
+        .unwrap();
+    }
+    let lexical = among(&questions, &corpus, "bm25", &dir.path().join("lexical"));
+    let table = String::from_utf8_lossy(&lexical.stdout);
+    assert!(
+        lexical.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lexical.stderr)
+    );
+    assert!(table.starts_with("# GG alone vs among 3 laws ("), "{table}");
+    assert!(table.contains("| bm25 | "), "{table}");
+    // Dense needs section bundles, which XML does not have.
+    let refused = among(&questions, &corpus, "dense", &dir.path().join("dense"));
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains(
+            "has no section bundles: dense and hybrid need them (`paragraf build --laws all`); pass --modes bm25 to measure BM25 alone"
+        ),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}

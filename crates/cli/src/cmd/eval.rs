@@ -123,6 +123,12 @@ pub struct EvalArgs {
     /// bundles' model.
     #[arg(long, value_parser = ModelChoice::parse)]
     model: Option<ModelChoice>,
+    /// Distractors: search the questions' law alone and among every law of this source as one ranking (a
+    /// bundle folder from `paragraf build --laws`, whose `section` bundles give dense and hybrid; or the federal
+    /// archive or a folder of XML, BM25 only). Prints Recall@10 both ways and where the top hits come from
+    /// (`distractors.md` in --out); nothing else is evaluated.
+    #[arg(long, value_name = "SOURCE")]
+    among: Option<PathBuf>,
     /// Embedding cache folder for question vectors (default: $PARAGRAF_CACHE_DIR/embeddings, else ~/.cache/paragraf/embeddings).
     #[arg(long, env = "PARAGRAF_EMBEDDING_CACHE")]
     embedding_cache: Option<PathBuf>,
@@ -215,6 +221,29 @@ pub fn run(args: EvalArgs) -> Result<()> {
             false => q.text(),
         })
         .collect();
+
+    if let Some(among) = &args.among {
+        let embed = |model: &str| Ok(embed_questions(&texts, &args, Some(model))?.0);
+        let table = crate::cmd::distractors::run(
+            among,
+            &law.abbreviation,
+            &questions,
+            &texts,
+            &modes,
+            &embed,
+            args.rounds,
+            args.seed,
+        )?;
+        let out = args
+            .out
+            .clone()
+            .unwrap_or_else(|| args.bundles.join("report"));
+        std::fs::create_dir_all(&out)
+            .with_context(|| format!("cannot create {}", out.display()))?;
+        paragraf_fs::write_atomic(&out.join("distractors.md"), table.as_bytes())?;
+        println!("{table}");
+        return Ok(());
+    }
 
     let (vectors, embed_ms) = if needs_vectors {
         let (v, ms) = embed_questions(&texts, &args, entries.first().map(|e| e.model.as_str()))?;

@@ -3,6 +3,7 @@ pub mod build;
 pub mod bundles;
 pub mod chart;
 pub mod corpus;
+pub mod distractors;
 pub mod embed;
 pub mod eval;
 pub mod library;
