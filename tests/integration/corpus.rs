@@ -258,6 +258,7 @@ fn federal_archive_parses_without_failures() {
     let mut laws = 0;
     let (mut head_text, mut empty) = (0, Vec::new());
     let mut failures = Vec::new();
+    let mut catalogue = Vec::new();
     let count =
         paragraf_corpus::for_each_law(&shared("corpus/gii-federal-2026-04.tar.xz"), |entry| {
             laws += 1;
@@ -268,6 +269,7 @@ fn federal_archive_parses_without_failures() {
                     if law.active_sections().next().is_none() {
                         empty.push(entry.path);
                     }
+                    catalogue.push(paragraf_bundler::manifest::law_entry(&law, "x", &[]));
                 }
                 Err(e) => failures.push(e.to_string()),
             }
@@ -284,6 +286,32 @@ fn federal_archive_parses_without_failures() {
     // Every law has something to search: sections, or its head norms' text, or at least its title.
     assert!(empty.is_empty(), "{empty:#?}");
     assert_eq!(head_text, 1038);
+
+    // The law finder over the whole catalogue: what people type, the law they mean.
+    let finder = paragraf_core::finder::LawFinder::new(&catalogue);
+    let found = |query: &str| -> Vec<&str> {
+        finder
+            .find(query, 5)
+            .into_iter()
+            .map(|i| catalogue[i].law.as_str())
+            .collect()
+    };
+    assert_eq!(found("StVO")[0], "StVO 2013");
+    assert_eq!(found("bgb")[0], "BGB");
+    assert_eq!(found("Kündigungsschutz")[0], "KSchG");
+    assert!(
+        found("Mietrecht").contains(&"BGB"),
+        "{:?}",
+        found("Mietrecht")
+    );
+    let topic_bytes: usize = catalogue
+        .iter()
+        .map(|l| l.topics.iter().map(String::len).sum::<usize>())
+        .sum();
+    eprintln!(
+        "law finder: topics of {} laws take {topic_bytes} bytes",
+        catalogue.len()
+    );
 }
 
 #[test]

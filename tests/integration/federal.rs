@@ -2,53 +2,20 @@
 //! 6,877) and over a corpus folder with a broken law; incremental rebuilds, a build killed and resumed, and
 //! search across the laws built.
 
-use crate::util::{model_path, paragraf, run, run_ok, shared, temp_dir};
+use crate::util::{
+    archive, federal_sample as sample, model_path, paragraf, run, run_ok, shared, temp_dir,
+};
 use paragraf_core::manifest::{Manifest, MANIFEST};
-use std::collections::BTreeMap;
-use std::ops::ControlFlow;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn archive() -> PathBuf {
-    shared("corpus/gii-federal-2026-04.tar.xz")
-}
-
-/// 31 short laws of the archive (at most 6 active sections each, in archive order) and the first law without
-/// `enbez` sections (searched through its head-norm text): abbreviation -> number of sections.
-fn sample() -> &'static BTreeMap<String, usize> {
-    static SAMPLE: OnceLock<BTreeMap<String, usize>> = OnceLock::new();
-    SAMPLE.get_or_init(|| {
-        let (mut short, mut head_text) = (BTreeMap::new(), None);
-        paragraf_corpus::for_each_law(&archive(), |entry| {
-            let law = entry.result.expect("the archive parses");
-            let sections = law.active_sections().count();
-            let head = law.sections.iter().all(paragraf_corpus::gii::is_head_text);
-            if head && head_text.is_none() {
-                head_text = Some((law.abbreviation, sections));
-            } else if !head && (1..=6).contains(&sections) && short.len() < 31 {
-                short.entry(law.abbreviation).or_insert(sections);
-            }
-            if short.len() == 31 && head_text.is_some() {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        })
-        .unwrap();
-        let (name, sections) = head_text.expect("a law without sections");
-        short.insert(name, sections);
-        short
-    })
-}
-
-fn list_file(dir: &Path, names: &[&str]) -> String {
+pub fn list_file(dir: &Path, names: &[&str]) -> String {
     let path = dir.join("laws.txt");
     std::fs::write(&path, format!("# test sample\n{}\n", names.join("\n"))).unwrap();
     format!("@{}", path.display())
 }
 
-fn build_laws(laws: &str, from: &Path, out: &Path) -> Vec<String> {
+pub fn build_laws(laws: &str, from: &Path, out: &Path) -> Vec<String> {
     [
         "build",
         "--laws",

@@ -385,3 +385,54 @@ pub fn run_parity_script(script: &str, env: (&str, &Path)) -> String {
     );
     stdout
 }
+
+/// The federal archive of the shared data.
+pub fn archive() -> PathBuf {
+    shared("corpus/gii-federal-2026-04.tar.xz")
+}
+
+/// 31 short laws of the archive (at most 6 active sections each, in archive order) and the first law without
+/// `enbez` sections (searched through its head-norm text): abbreviation -> number of sections.
+pub fn federal_sample() -> &'static std::collections::BTreeMap<String, usize> {
+    static SAMPLE: OnceLock<std::collections::BTreeMap<String, usize>> = OnceLock::new();
+    SAMPLE.get_or_init(|| {
+        let (mut short, mut head_text) = (std::collections::BTreeMap::new(), None);
+        paragraf_corpus::for_each_law(&archive(), |entry| {
+            let law = entry.result.expect("the archive parses");
+            let sections = law.active_sections().count();
+            let head = law.sections.iter().all(paragraf_corpus::gii::is_head_text);
+            if head && head_text.is_none() {
+                head_text = Some((law.abbreviation, sections));
+            } else if !head && (1..=6).contains(&sections) && short.len() < 31 {
+                short.entry(law.abbreviation).or_insert(sections);
+            }
+            if short.len() == 31 && head_text.is_some() {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        })
+        .unwrap();
+        let (name, sections) = head_text.expect("a law without sections");
+        short.insert(name, sections);
+        short
+    })
+}
+
+/// The [`federal_sample`] laws built (`section`) into one folder, once per test run under the target folder.
+pub fn federal_sample_bundles() -> &'static Path {
+    static BUNDLES: OnceLock<PathBuf> = OnceLock::new();
+    BUNDLES.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("federal-sample");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let names: Vec<&str> = federal_sample().keys().map(String::as_str).collect();
+        let out = dir.join("bundles");
+        run_ok(&crate::federal::build_laws(
+            &crate::federal::list_file(&dir, &names),
+            &archive(),
+            &out,
+        ));
+        out
+    })
+}

@@ -1586,3 +1586,73 @@ fn browser_encoder_vectors_equal_the_native_encoders() {
         questions.len()
     );
 }
+
+/// 32 laws of the federal archive in one folder: the law control is a finder; typing a law's abbreviation or a
+/// word of its title suggests it, a click or Enter opens it, and the search then runs in that law.
+#[test]
+fn law_finder_opens_one_law_among_many() {
+    let bundles = crate::util::federal_sample_bundles();
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(bundles.join("manifest.json")).unwrap())
+            .unwrap();
+    let laws = manifest["laws"].as_array().unwrap();
+    assert!(laws.len() > 12);
+    let site = crate::util::serve_static(vec![
+        ("/bundles/".into(), bundles.to_path_buf()),
+        ("/".into(), dist()),
+    ]);
+    let browser = Browser::start();
+    browser.goto(&format!("http://{site}/?mode=bm25"));
+    browser.wait_text("#law-current", "the first law", |t| !t.is_empty());
+    assert_eq!(browser.count("select#law"), 0, "a finder, not a list of 32");
+    // The law searched through its head-norm text: typed by abbreviation, lower case.
+    let head = laws
+        .iter()
+        .find(|l| l["sections"] == json!(1) && l["law"].as_str().unwrap().contains(' '))
+        .or_else(|| laws.iter().find(|l| l["sections"] == json!(1)))
+        .unwrap();
+    let (name, title) = (
+        head["law"].as_str().unwrap(),
+        head["title"].as_str().unwrap(),
+    );
+    browser.type_into("#law-finder", &name.to_lowercase());
+    let first = browser.wait_text(
+        "#law-suggestions li:first-child button",
+        "suggestions",
+        |t| !t.is_empty(),
+    );
+    assert!(first.starts_with(&format!("{name} – ")), "{first}");
+    browser.click("#law-suggestions li:first-child button");
+    browser.wait_text("#law-current", "the chosen law", |t| t.starts_with(name));
+    assert_eq!(browser.count("#law-suggestions li"), 0);
+    // Searching now searches that law: its title finds its text.
+    browser.type_into("#q", &format!("{title}\u{E007}"));
+    let meta = browser.wait_text("#result-meta", "results in the chosen law", |t| {
+        t.contains(&format!("Treffer in {name} "))
+    });
+    assert!(meta.contains("BM25"), "{meta}");
+    // A word of another law's title, then Enter: the best suggestion opens.
+    let other = laws
+        .iter()
+        .filter(|l| l["law"] != head["law"])
+        .find_map(|l| {
+            let title = l["title"].as_str().unwrap();
+            let word = title
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.chars().count() >= 8)
+                .find(|w| {
+                    laws.iter()
+                        .filter(|o| o["title"].as_str().unwrap().contains(w))
+                        .count()
+                        == 1
+                })?;
+            Some((l["law"].as_str().unwrap(), word.to_string()))
+        })
+        .expect("a law with a title word no other title has");
+    browser.type_into("#law-finder", &format!("{}\u{E007}", other.1));
+    browser.wait_text("#law-current", "the law found by a title word", |t| {
+        t.starts_with(other.0)
+    });
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}

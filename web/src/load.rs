@@ -168,9 +168,12 @@ pub async fn law(
     law: String,
     progress: RwSignal<Progress>,
 ) -> Result<Rc<LoadedLaw>, Failure> {
-    let entry = manifest.law_or_first(&law).cloned().ok_or_else(|| Failure::NoLaws {
-        url: crate::join_url(&data, MANIFEST),
-    })?;
+    let entry = manifest
+        .law_or_first(&law)
+        .cloned()
+        .ok_or_else(|| Failure::NoLaws {
+            url: crate::join_url(&data, MANIFEST),
+        })?;
     let kind = BundleKind::Law;
     let (bytes, verify_ms) = verified_bytes(
         &data,

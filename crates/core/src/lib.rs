@@ -14,6 +14,7 @@ pub mod engine;
 pub mod eval;
 pub mod expansion;
 pub mod federal;
+pub mod finder;
 pub mod fuzz;
 pub mod law;
 pub mod manifest;

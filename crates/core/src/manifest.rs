@@ -128,6 +128,9 @@ pub struct LawEntry {
     /// (`paragraf build --laws`) skips a law whose XML is unchanged. Absent when built with `--law`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_sha256: Option<String>,
+    /// What the law is about, for the law finder ([`crate::finder::topics`]: structure and section headings).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topics: Vec<String>,
     /// File name (content-hashed).
     pub file: String,
     /// File size.

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use paragraf_core::engine::{Mode, UnitSearch};
 use paragraf_core::strategy::Strategy;
 
+use crate::components::law_picker::LawPicker;
 use crate::context::{save_proxy_url, Ctx};
 use crate::state::EncoderChoice;
 
@@ -16,31 +17,15 @@ pub fn Controls() -> impl IntoView {
         ev.prevent_default();
         ctx.submit();
     };
-    let laws = move || {
-        ctx.manifest.get().and_then(|m| m.ok()).map(|m| {
-            m.laws
-                .iter()
-                .map(|l| {
-                    let value = l.law.clone();
-                    let selected = {
-                        let value = value.clone();
-                        let first = m.laws.first().map(|f| f.law.clone()).unwrap_or_default();
-                        move || {
-                            let current = ctx.law.get();
-                            current == value || (current.is_empty() && value == first)
-                        }
-                    };
-                    view! { <option value=value.clone() selected=selected>{format!("{} – {}", l.law, l.title)}</option> }
-                })
-                .collect_view()
-        })
-    };
     let built = move || -> Vec<String> {
         let manifest = ctx.manifest.get().and_then(|m| m.ok());
         let law = ctx.law.get();
         manifest
             .map(|m| {
-                let law = m.law_or_first(&law).map(|l| l.law.clone()).unwrap_or_default();
+                let law = m
+                    .law_or_first(&law)
+                    .map(|l| l.law.clone())
+                    .unwrap_or_default();
                 m.bundles_of(&law).map(|b| b.strategy.clone()).collect()
             })
             .unwrap_or_default()
@@ -105,9 +90,7 @@ pub fn Controls() -> impl IntoView {
                 <button type="submit">"Suchen"</button>
             </div>
             <div class="controls">
-                <label>"Gesetz "
-                    <select id="law" name="law" on:change=move |ev| ctx.law.set(event_target_value(&ev))>{laws}</select>
-                </label>
+                <LawPicker/>
                 <label>"Strategie "
                     <select id="strategy" name="s" aria-describedby="strategy-description"
                         on:change=move |ev| ctx.strategy.set(event_target_value(&ev))>{strategies}</select>

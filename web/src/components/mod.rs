@@ -2,5 +2,6 @@
 
 pub mod controls;
 pub mod errors;
+pub mod law_picker;
 pub mod notice;
 pub mod results;

@@ -1,0 +1,256 @@
+//! The law finder: which law someone means by `StVO`, `Mietrecht` or `Kündigungsschutz`.
+//!
+//! People do not know abbreviations exactly (`StVO` is `StVO 2013` in the federal archive) and often name a
+//! field of law rather than a law (`Mietrecht` is in the BGB, whose title says nothing about rent). The
+//! catalogue is `manifest.json`'s list of laws; each entry carries, besides abbreviation and title, the law's
+//! [`topics`]: its structure headings (the BGB's `Mietvertrag, Pachtvertrag`) and section headings. The finder
+//! puts an abbreviation typed exactly (ignoring case and spaces) first, then abbreviations that start with what was
+//! typed (`StVO` → `StVO 2013`), shortest first, then titles with a word that starts with the one word typed
+//! (`Kündigungsschutz` → `Kündigungsschutzgesetz`), then the best BM25 matches over abbreviation, title and topics
+//! (German analyzer with decompounding, so `Mietrecht` meets `Mietvertrag`; no length normalisation, and the
+//! score weighted by `sqrt(ln(e + sections))`: someone naming a field of law more likely means the code that
+//! holds it, the BGB for `Mietrecht`, than a 5-section law that amends it).
+
+use crate::analyzer::AnalyzerConfig;
+use crate::law::Law;
+use crate::manifest::LawEntry;
+use crate::search::bm25::{Bm25Index, Bm25Params};
+
+/// Most characters of topics kept per law: the BGB's headings three levels deep fit; the average law has far
+/// fewer, so the catalogue of all 6,877 federal laws stays a few megabytes.
+pub const MAX_TOPIC_CHARS: usize = 4000;
+
+/// BM25 over catalogue entries without length normalisation: a law with many headings on a subject (the BGB on
+/// rent) is more likely the one meant than a short law that names it once, which normalisation would favour.
+const FINDER_BM25: Bm25Params = Bm25Params { k1: 1.2, b: 0.0 };
+
+/// BM25 matches re-weighted by the size prior before the cut.
+const PRIOR_DEPTH: usize = 50;
+
+/// Shortest word matched as the start of a title word (shorter ones start too many).
+const MIN_TITLE_PREFIX: usize = 4;
+
+/// Structure levels whose headings are topics (Buch > Abschnitt > Titel in the BGB).
+const TOPIC_LEVELS: usize = 3;
+
+/// What a law is about, for the finder: structure headings up to [`TOPIC_LEVELS`] deep, then section headings,
+/// each once, in that order, until [`MAX_TOPIC_CHARS`].
+pub fn topics(law: &Law) -> Vec<String> {
+    let structure = law
+        .structure
+        .iter()
+        .filter(|n| n.code.len() <= 3 * TOPIC_LEVELS)
+        .map(|n| n.title.as_str());
+    let sections = law.active_sections().map(|(_, s)| s.title.as_str());
+    let mut topics: Vec<String> = Vec::new();
+    let mut chars = 0;
+    for title in structure.chain(sections) {
+        let title = title.trim();
+        if title.is_empty() || topics.iter().any(|t| t == title) {
+            continue;
+        }
+        chars += title.chars().count();
+        if chars > MAX_TOPIC_CHARS {
+            break;
+        }
+        topics.push(title.to_string());
+    }
+    topics
+}
+
+/// Finds laws in a catalogue (see the module docs).
+pub struct LawFinder {
+    /// Each law's abbreviation, lowercased without spaces.
+    keys: Vec<String>,
+    /// Each law's abbreviation, lowercased.
+    lower: Vec<String>,
+    /// Each law's title, lowercased.
+    titles: Vec<String>,
+    /// Each law's weight for its BM25 score: `sqrt(ln(e + sections))`.
+    prior: Vec<f32>,
+    bm25: Bm25Index,
+}
+
+fn key(text: &str) -> String {
+    text.to_lowercase().replace(' ', "")
+}
+
+impl LawFinder {
+    /// A finder over `laws` (indices into it are what [`LawFinder::find`] returns).
+    pub fn new(laws: &[LawEntry]) -> LawFinder {
+        let docs: Vec<String> = laws
+            .iter()
+            .map(|l| format!("{}\n{}\n{}", l.law, l.title, l.topics.join("\n")))
+            .collect();
+        LawFinder {
+            keys: laws.iter().map(|l| key(&l.law)).collect(),
+            lower: laws.iter().map(|l| l.law.to_lowercase()).collect(),
+            titles: laws.iter().map(|l| l.title.to_lowercase()).collect(),
+            prior: laws
+                .iter()
+                .map(|l| (std::f32::consts::E + l.sections as f32).ln().sqrt())
+                .collect(),
+            bm25: Bm25Index::build(&docs, AnalyzerConfig::default(), FINDER_BM25),
+        }
+    }
+
+    /// The best `k` laws for `query`, best first.
+    pub fn find(&self, query: &str, k: usize) -> Vec<usize> {
+        let wanted = key(query.trim());
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        let mut found: Vec<usize> = self
+            .keys
+            .iter()
+            .position(|key| *key == wanted)
+            .into_iter()
+            .collect();
+        let mut prefixed: Vec<usize> = (0..self.keys.len())
+            .filter(|&i| self.keys[i] != wanted && self.keys[i].starts_with(&wanted))
+            .collect();
+        // The name plus a version (`StVO 2013`) before a longer word (`StVollzG`), then the shorter.
+        let version = format!("{} ", query.trim().to_lowercase());
+        prefixed.sort_by_key(|&i| (!self.lower[i].starts_with(&version), self.keys[i].len(), i));
+        found.extend(prefixed);
+        // One word that begins a word of a title (`Kündigungsschutz` → `Kündigungsschutzgesetz`): shorter
+        // titles (the law named after it) first.
+        let word = query.trim().to_lowercase();
+        if word.chars().count() >= MIN_TITLE_PREFIX && !word.contains(' ') {
+            let mut titled: Vec<usize> = (0..self.titles.len())
+                .filter(|&i| {
+                    !found.contains(&i)
+                        && self.titles[i]
+                            .split(|c: char| !c.is_alphanumeric())
+                            .any(|w| w.starts_with(&word))
+                })
+                .collect();
+            titled.sort_by_key(|&i| (self.titles[i].len(), i));
+            found.extend(titled);
+        }
+        let mut scored: Vec<(usize, f32)> = self
+            .bm25
+            .search(query, k.max(PRIOR_DEPTH))
+            .into_iter()
+            .map(|h| (h.index as usize, h.score * self.prior[h.index as usize]))
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (law, _) in scored {
+            if !found.contains(&law) {
+                found.push(law);
+            }
+        }
+        found.truncate(k);
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(law: &str, title: &str, topics: &[&str]) -> LawEntry {
+        LawEntry {
+            law: law.into(),
+            title: title.into(),
+            slug: String::new(),
+            build_date: String::new(),
+            sections: 1,
+            source_sha256: None,
+            topics: topics.iter().map(|t| t.to_string()).collect(),
+            file: String::new(),
+            bytes: 0,
+            sha256: String::new(),
+            expansions: None,
+        }
+    }
+
+    #[test]
+    fn abbreviations_then_prefixes_then_words() {
+        let laws = [
+            entry(
+                "BGB",
+                "Bürgerliches Gesetzbuch",
+                &[
+                    "Recht der Schuldverhältnisse",
+                    "Mietvertrag, Pachtvertrag",
+                    "Miete",
+                ],
+            ),
+            entry(
+                "StVO 2013",
+                "Straßenverkehrs-Ordnung",
+                &["Allgemeine Verkehrsregeln"],
+            ),
+            entry(
+                "StVollzG",
+                "Strafvollzugsgesetz",
+                &["Vollzug der Freiheitsstrafe"],
+            ),
+            entry(
+                "KSchG",
+                "Kündigungsschutzgesetz",
+                &["Sozial ungerechtfertigte Kündigungen"],
+            ),
+            entry("StVO", "Eine andere Verordnung", &[]),
+        ];
+        let finder = LawFinder::new(&laws);
+        let names = |q: &str| -> Vec<&str> {
+            finder
+                .find(q, 3)
+                .into_iter()
+                .map(|i| laws[i].law.as_str())
+                .collect()
+        };
+        assert_eq!(names("stvo"), ["StVO", "StVO 2013", "StVollzG"]);
+        assert_eq!(names("StVO 2013")[0], "StVO 2013");
+        assert_eq!(names("Mietrecht"), ["BGB"]);
+        assert_eq!(names("Kündigungsschutz")[0], "KSchG");
+        assert!(names("   ").is_empty());
+    }
+
+    #[test]
+    fn topics_are_headings_once_and_bounded() {
+        use crate::law::{Section, StructureNode};
+        let node = |code: &str, title: &str| StructureNode {
+            code: code.into(),
+            designation: String::new(),
+            title: title.into(),
+            parent: None,
+        };
+        let section = |title: &str| Section {
+            designation: "§ 1".into(),
+            title: title.into(),
+            structure: None,
+            repealed: false,
+            text: "x".into(),
+            subsections: vec![],
+            sentences: vec![],
+            list_items: vec![],
+            references: vec![],
+            footnotes: vec![],
+        };
+        let mut law = Law {
+            abbreviation: "T".into(),
+            slug: "t".into(),
+            title: "T".into(),
+            doknr: String::new(),
+            build_date: String::new(),
+            stand: vec![],
+            source: String::new(),
+            structure: vec![
+                node("010", "Allgemeiner Teil"),
+                node("010010010", "Mietvertrag"),
+                node("010010010010", "Zu tief"),
+            ],
+            sections: vec![section("Mietvertrag"), section("Kaution"), section("")],
+        };
+        assert_eq!(topics(&law), ["Allgemeiner Teil", "Mietvertrag", "Kaution"]);
+        law.sections = (0..2000)
+            .map(|i| section(&format!("Überschrift {i}")))
+            .collect();
+        let bounded = topics(&law);
+        assert!(bounded.iter().map(|t| t.chars().count()).sum::<usize>() <= MAX_TOPIC_CHARS);
+        assert!(bounded.len() > 100);
+    }
+}
