@@ -116,3 +116,52 @@ fn gemma_matryoshka_dims_and_ids() {
         .with_dims(300)
         .is_err());
 }
+
+#[test]
+fn gemma_document_title_from_the_first_line() {
+    use paragraf_embed::gemma::DocumentTitle;
+    let plain = GemmaEncoder::load(&gemma_dir()).unwrap();
+    let plain_cache = plain.cache_id();
+    let titled = plain.with_document_title(DocumentTitle::FirstLine);
+    let section = "§ 535 Inhalt und Hauptpflichten des Mietvertrags\n(1) Durch den Mietvertrag wird der Vermieter verpflichtet.";
+    let expected = titled.tokenizer().encode_with_specials(
+        "title: § 535 Inhalt und Hauptpflichten des Mietvertrags | text: (1) Durch den Mietvertrag wird der Vermieter verpflichtet.",
+    );
+    assert_eq!(titled.input_ids(section, TextKind::Passage), expected);
+    // One line has no title; questions keep their prompt.
+    let one_line = "Der Mieter zahlt die Miete.";
+    let none = titled
+        .tokenizer()
+        .encode_with_specials(&format!("title: none | text: {one_line}"));
+    assert_eq!(titled.input_ids(one_line, TextKind::Passage), none);
+    let query = titled
+        .tokenizer()
+        .encode_with_specials(&format!("task: search result | query: {one_line}"));
+    assert_eq!(titled.input_ids(one_line, TextKind::Query), query);
+    // Cached apart from untitled vectors.
+    assert_ne!(titled.cache_id(), plain_cache);
+    assert!(titled.cache_id().contains("+title-first-line"));
+    // Refused where it cannot mean anything.
+    let dir = crate::util::temp_dir();
+    let out = dir.path().join("b");
+    for (model, strategies, expected) in [
+        ("e5", "section", "a document title (--document-title) is part of EmbeddingGemma's prompt; intfloat/multilingual-e5-small@q4 has none"),
+        ("embeddinggemma", "section,subsection", "--document-title first-line takes a unit's first line as its title, which only section units begin with (their heading); subsection units do not"),
+    ] {
+        let failed = crate::util::run(&[
+            "build",
+            "--law",
+            crate::util::shared("corpus/GG.xml").to_str().unwrap(),
+            "--strategies",
+            strategies,
+            "--model",
+            model,
+            "--document-title",
+            "first-line",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&failed.stderr);
+        assert!(!failed.status.success() && stderr.contains(expected), "{stderr}");
+    }
+}

@@ -79,6 +79,9 @@ pub struct BuildOptions {
     /// The thesaurus for query expansion ([`crate::expansion::DEFAULT_THESAURUS`]); missing or malformed, the
     /// build goes on without expansion and the manifest says why.
     pub thesaurus: PathBuf,
+    /// Encoder settings that shape every vector (EmbeddingGemma's document title), recorded in every strategy
+    /// bundle's params (none by default).
+    pub encoder_params: Vec<(String, String)>,
 }
 
 impl BuildOptions {
@@ -94,6 +97,7 @@ impl BuildOptions {
             seed: 42,
             hnsw_min_units: 10_000,
             thesaurus: PathBuf::from(crate::expansion::DEFAULT_THESAURUS),
+            encoder_params: Vec::new(),
         }
     }
 }

@@ -11,7 +11,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::e5::{self, LongTextPolicy};
-use crate::gemma::{self, GemmaEncoder};
+use crate::gemma::{self, DocumentTitle, GemmaEncoder};
 use crate::{model, EmbedError, EmbeddingBackend};
 use paragraf_core::models;
 
@@ -119,19 +119,27 @@ impl ModelChoice {
     }
 
     /// The encoder at the model's full width (e5: with `policy` for long texts; EmbeddingGemma truncates at its
-    /// 2,048 tokens): what builds and evaluations embed and cache with.
+    /// 2,048 tokens, and puts `title` into its document prompt): what builds and evaluations embed and cache with.
     pub fn load_full(
         &self,
         policy: LongTextPolicy,
+        title: DocumentTitle,
     ) -> Result<Box<dyn EmbeddingBackend>, EmbedError> {
         match self {
+            ModelChoice::E5 { .. } if title != DocumentTitle::None => {
+                Err(EmbedError::NoTitlePrompt {
+                    model: self.model_id(),
+                })
+            }
             ModelChoice::E5 { file } => {
                 let path = model::resolve_model_path(file.as_deref())?;
                 Ok(Box::new(e5::load(&path)?.with_policy(policy)))
             }
             ModelChoice::Gemma { dir, .. } => {
                 let dir = dir.clone().unwrap_or_else(gemma::default_dir);
-                Ok(Box::new(GemmaEncoder::load(&dir)?))
+                Ok(Box::new(
+                    GemmaEncoder::load(&dir)?.with_document_title(title),
+                ))
             }
         }
     }
@@ -139,7 +147,9 @@ impl ModelChoice {
     /// The query encoder: vectors of the chosen width with [`Self::model_id`] (the proxy and `paragraf search`).
     pub fn load(&self) -> Result<Box<dyn EmbeddingBackend>, EmbedError> {
         match self {
-            ModelChoice::E5 { .. } => self.load_full(LongTextPolicy::default()),
+            ModelChoice::E5 { .. } => {
+                self.load_full(LongTextPolicy::default(), DocumentTitle::None)
+            }
             ModelChoice::Gemma { dir, dims } => {
                 let dir = dir.clone().unwrap_or_else(gemma::default_dir);
                 Ok(Box::new(GemmaEncoder::load(&dir)?.with_dims(*dims)?))

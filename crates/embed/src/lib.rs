@@ -77,6 +77,12 @@ pub enum EmbedError {
     /// A `--model` value that names no model and no existing file or folder.
     #[error("--model {value}: neither a model name ({}) nor an existing e5 model file or EmbeddingGemma folder", crate::choice::NAMES)]
     UnknownModel { value: String },
+    /// A document title was asked of a model without a title prompt.
+    #[error("a document title (--document-title) is part of EmbeddingGemma's prompt; {model} has none: leave the option out or pass --model embeddinggemma")]
+    NoTitlePrompt {
+        /// The model asked.
+        model: String,
+    },
     /// A Matryoshka size the model was not trained for.
     #[error("EmbeddingGemma-300m gives 768, 512, 256 or 128 dimensions, not {dims}")]
     UnsupportedDims { dims: usize },

@@ -25,7 +25,7 @@ pub fn build_strategy(
     options: &BuildOptions,
 ) -> Result<StrategyBundle, BuildError> {
     let name = strategy.name();
-    let mut params: Vec<(String, String)> = Vec::new();
+    let mut params: Vec<(String, String)> = options.encoder_params.clone();
     let mut raptor_tree = None;
     let (units, vectors): (Vec<Unit>, Vec<Vec<f32>>) = match strategy {
         Strategy::Section => embed_chunks(&name, chunk::sections(law), embedder)?,

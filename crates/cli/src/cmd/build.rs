@@ -13,6 +13,7 @@ use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::container::Container;
 use paragraf_embed::e5::{self, LongTextPolicy};
+use paragraf_embed::gemma::DocumentTitle;
 use paragraf_embed::model::resolve_model_path;
 use std::path::{Path, PathBuf};
 
@@ -50,6 +51,10 @@ pub struct BuildArgs {
     /// e5 model file or an EmbeddingGemma folder. Fixed-size windows are counted in e5 tokens for every model.
     #[arg(long, env = "PARAGRAF_MODEL", value_parser = ModelChoice::parse, default_value = "e5")]
     model: ModelChoice,
+    /// EmbeddingGemma's document prompt title: `none` (the default), or `first-line`: a unit's first line, which
+    /// for `section` units is the section's heading (an experiment; other strategies are refused with it).
+    #[arg(long, value_enum, default_value_t = TitleArg::None)]
+    document_title: TitleArg,
     /// Vector precision of the bundles.
     #[arg(long, value_enum, default_value_t = PrecisionArg::Int8)]
     precision: PrecisionArg,
@@ -93,6 +98,12 @@ pub struct BuildArgs {
     thesaurus: PathBuf,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum TitleArg {
+    None,
+    FirstLine,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum PrecisionArg {
     Int8,
@@ -110,7 +121,19 @@ pub fn run(args: BuildArgs) -> Result<()> {
         None => Some(load_law(&args.law, &args.corpus.corpus_dir)?),
         Some(_) => None,
     };
-    let encoder = args.model.load_full(LongTextPolicy::default())?;
+    let title = match args.document_title {
+        TitleArg::None => DocumentTitle::None,
+        TitleArg::FirstLine => {
+            if let Some(other) = strategies.iter().find(|s| s.name() != "section") {
+                bail!(
+                    "--document-title first-line takes a unit's first line as its title, which only section units begin with (their heading); {} units do not: build it separately without the option",
+                    other.name()
+                );
+            }
+            DocumentTitle::FirstLine
+        }
+    };
+    let encoder = args.model.load_full(LongTextPolicy::default(), title)?;
     // The e5 tokenizer cuts fixed windows for every model, so a strategy's units do not depend on the model.
     let e5_path = match &args.model {
         ModelChoice::E5 { file } => resolve_model_path(file.as_deref())?,
@@ -142,6 +165,10 @@ pub fn run(args: BuildArgs) -> Result<()> {
         seed: args.seed,
         hnsw_min_units: args.hnsw_min_units,
         thesaurus: args.thesaurus.clone(),
+        encoder_params: match title {
+            DocumentTitle::None => Vec::new(),
+            DocumentTitle::FirstLine => vec![("document_title".into(), "first-line".into())],
+        },
         ..BuildOptions::new(args.out.clone())
     };
     let (mut folder, warnings) =

@@ -26,6 +26,7 @@ use paragraf_core::strategy::parse_strategy_list;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::e5::LongTextPolicy;
+use paragraf_embed::gemma::DocumentTitle;
 use paragraf_embed::TextKind;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -718,10 +719,13 @@ fn embed_questions(
         (None, asked) => asked.clone().unwrap_or_default(),
     };
     // Questions are embedded and cached at the model's full width and cut to the bundles' width.
-    let encoder = choice.load_full(match args.long_questions {
-        LongQuestions::Truncate => LongTextPolicy::Truncate,
-        LongQuestions::WindowAverage => LongTextPolicy::WindowAverage,
-    })?;
+    let encoder = choice.load_full(
+        match args.long_questions {
+            LongQuestions::Truncate => LongTextPolicy::Truncate,
+            LongQuestions::WindowAverage => LongTextPolicy::WindowAverage,
+        },
+        DocumentTitle::None,
+    )?;
     let root = args
         .embedding_cache
         .clone()

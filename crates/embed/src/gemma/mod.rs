@@ -44,6 +44,17 @@ pub const MODEL_ID: &str = paragraf_core::models::GEMMA_MODEL_ID;
 pub const QUERY_PROMPT: &str = "task: search result | query: ";
 /// Prompt before statute units (no title).
 pub const DOCUMENT_PROMPT: &str = "title: none | text: ";
+
+/// What goes into the document prompt's title (the model card: `title: {title | "none"} | text: ...`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DocumentTitle {
+    /// `title: none` (the default).
+    #[default]
+    None,
+    /// The unit's first line is its title (`title: § 535 Inhalt und Hauptpflichten des Mietvertrags | text:
+    /// (1) ...`): right for `section` units, which begin with their heading line, and only for them.
+    FirstLine,
+}
 /// Longest input in tokens, `<bos>` and `<eos>` included (the model's maximum).
 pub const DEFAULT_MAX_TOKENS: usize = 2048;
 /// Matryoshka sizes the model was trained for.
@@ -115,6 +126,7 @@ pub struct GemmaEncoder {
     rope_local: (Vec<f32>, Vec<f32>),
     rope_global: (Vec<f32>, Vec<f32>),
     max_tokens: usize,
+    title: DocumentTitle,
     dims: usize,
     model_id: String,
 }
@@ -282,6 +294,7 @@ impl GemmaEncoder {
             rope_local: rope_table(cfg.rope_local_base_freq, hd, positions),
             rope_global: rope_table(cfg.rope_theta, hd, positions),
             max_tokens: DEFAULT_MAX_TOKENS,
+            title: DocumentTitle::None,
             dims: h,
             model_id: MODEL_ID.to_string(),
         })
@@ -297,6 +310,12 @@ impl GemmaEncoder {
         Ok(self)
     }
 
+    /// What the document prompt's title holds.
+    pub fn with_document_title(mut self, title: DocumentTitle) -> GemmaEncoder {
+        self.title = title;
+        self
+    }
+
     /// Truncates inputs to `max_tokens` (specials included; at least 3, at most the model's 2,048).
     pub fn with_max_tokens(mut self, max_tokens: usize) -> GemmaEncoder {
         self.max_tokens = max_tokens.clamp(3, DEFAULT_MAX_TOKENS);
@@ -310,13 +329,16 @@ impl GemmaEncoder {
 
     /// Token ids the model sees for `text` of `kind`: prompt, `<bos>`/`<eos>`, truncation.
     pub fn input_ids(&self, text: &str, kind: TextKind) -> Vec<u32> {
-        let prompt = match kind {
-            TextKind::Query => QUERY_PROMPT,
-            TextKind::Passage => DOCUMENT_PROMPT,
+        let input = match (kind, self.title, text.split_once('\n')) {
+            (TextKind::Query, _, _) => format!("{QUERY_PROMPT}{text}"),
+            (TextKind::Passage, DocumentTitle::FirstLine, Some((title, rest)))
+                if !title.trim().is_empty() =>
+            {
+                format!("title: {} | text: {rest}", title.trim())
+            }
+            (TextKind::Passage, _, _) => format!("{DOCUMENT_PROMPT}{text}"),
         };
-        let mut ids = self
-            .tokenizer
-            .encode_with_specials(&format!("{prompt}{text}"));
+        let mut ids = self.tokenizer.encode_with_specials(&input);
         if ids.len() > self.max_tokens {
             ids.truncate(self.max_tokens - 1);
             ids.push(self.tokenizer.eos());
@@ -505,7 +527,11 @@ impl EmbeddingBackend for GemmaEncoder {
     /// Truncation length changes long texts' vectors, so it is part of the key space.
     fn cache_id(&self) -> String {
         // `int8`: vectors of the quantised encoder, never mixed with cached ones of the earlier f32 encoder.
-        format!("{}+int8+truncate{}", self.model_id, self.max_tokens)
+        let title = match self.title {
+            DocumentTitle::None => "",
+            DocumentTitle::FirstLine => "+title-first-line",
+        };
+        format!("{}+int8{title}+truncate{}", self.model_id, self.max_tokens)
     }
 
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError> {
