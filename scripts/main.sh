@@ -5,11 +5,18 @@
 # builds resume from the embedding cache.
 # PARAGRAF_MODEL=embeddinggemma (or embeddinggemma@256) builds with EmbeddingGemma-300m instead of e5: better
 # retrieval, a 1.15 GB download under the Gemma Terms of Use, and a much longer build (printed before it starts).
+# PARAGRAF_LAWS=all builds every federal law from the shared archive (or a list `StVO 2013,KSchG`, or @FILE)
+# instead of the BGB, with the `section` strategy unless PARAGRAF_STRATEGIES says otherwise (cost printed first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 corpus="${PARAGRAF_CORPUS:-../shared/corpus}"
-strategies="${PARAGRAF_STRATEGIES:-section,subsection,sentence}"
+laws="${PARAGRAF_LAWS:-}"
+if [[ -n "$laws" ]]; then
+  strategies="${PARAGRAF_STRATEGIES:-section}"
+else
+  strategies="${PARAGRAF_STRATEGIES:-section,subsection,sentence}"
+fi
 port="${PARAGRAF_PORT:-8080}"
 model="${PARAGRAF_MODEL:-e5}"
 
@@ -22,8 +29,18 @@ case "$model" in
     ;;
 esac
 
-printf '\n==> building the BGB bundles (%s, model %s) into out/bundles\n' "$strategies" "$model"
-./target/debug/paragraf build --law BGB --corpus-dir "$corpus" --strategies "$strategies" --model "$model" --out out/bundles
+if [[ -n "$laws" ]]; then
+  if [[ "$laws" == all ]]; then
+    printf '\n==> all 6,877 federal laws (%s, model %s): about 15 M e5 tokens for `section`, roughly 75 minutes on a\n' "$strategies" "$model"
+    printf '    quiet 2-core machine with e5 (hours with EmbeddingGemma), about 1 GB of bundles (most of it the per-law\n'
+    printf '    synonym tables). Incremental: unchanged laws are skipped, and a killed build resumes where it stopped.\n'
+  fi
+  printf '\n==> building the laws %s (%s, model %s) into out/bundles\n' "$laws" "$strategies" "$model"
+  ./target/debug/paragraf build --laws "$laws" --from "${PARAGRAF_ARCHIVE:-$corpus/gii-federal-2026-04.tar.xz}" --strategies "$strategies" --model "$model" --out out/bundles
+else
+  printf '\n==> building the BGB bundles (%s, model %s) into out/bundles\n' "$strategies" "$model"
+  ./target/debug/paragraf build --law BGB --corpus-dir "$corpus" --strategies "$strategies" --model "$model" --out out/bundles
+fi
 
 printf '\n==> building the browser app into dist/\n'
 scripts/web_build.sh
