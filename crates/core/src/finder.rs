@@ -31,7 +31,7 @@ const PRIOR_DEPTH: usize = 50;
 const MIN_TITLE_PREFIX: usize = 4;
 
 /// Structure levels whose headings are topics (Buch > Abschnitt > Titel in the BGB).
-const TOPIC_LEVELS: usize = 3;
+pub const TOPIC_LEVELS: usize = 3;
 
 /// What a law is about, for the finder: structure headings up to [`TOPIC_LEVELS`] deep, then section headings,
 /// each once, in that order, until [`MAX_TOPIC_CHARS`].

@@ -481,7 +481,7 @@ fn read_section(norm: Node, designation: String, title: String) -> Section {
     section
 }
 
-/// Designation of the sections made from a law's head norms ([`head_sections`]), numbered when there are several.
+/// Designation of the sections made from a law's head norms (see `head_sections`), numbered when there are several.
 pub const HEAD_TEXT: &str = "Text";
 
 /// Whether a section was made from a law's head norms (the law has no `enbez` sections).

@@ -14,7 +14,7 @@
 //!
 //! **Numerics.** The per-token matrix weights (attention projections and MLP, 101 M multiply-adds per token) are
 //! quantised at load time to int8 with one scale per output row, activations per row before each product
-//! ([`quant`]: AVX-512 VNNI, AVX2 or portable, bit-identical); attention itself, norms, pooling and the two dense
+//! (`quant.rs`: AVX-512 VNNI, AVX2 or portable, bit-identical); attention itself, norms, pooling and the two dense
 //! layers (once per text) stay f32. The 262,144-row embedding table, which is only gathered from, is int8 with one
 //! f32 scale per row too (805 MB → 201 MB). The parity test (`tests/parity/gemma_parity.sh`) compares with the
 //! numpy reference `tests/parity/gemma_reference.py` (f32), which reproduces the model card's example
