@@ -385,7 +385,12 @@ mod tests {
     #[test]
     fn picks_named_then_section_then_first() {
         let m = Manifest::parse(SAMPLE.as_bytes()).unwrap();
-        assert_eq!(m.law("").unwrap().law, "GG");
+        // A user's choice falls back to the first law; a lookup by name does not (a build of a second law once
+        // replaced the first law's files through that fallback).
+        assert_eq!(m.law_or_first("").unwrap().law, "GG");
+        assert_eq!(m.law_or_first("BGB").unwrap().law, "GG");
+        assert!(m.law("BGB").is_none());
+        assert_eq!(m.law("GG").unwrap().law, "GG");
         assert_eq!(m.bundle("GG", "sentence").unwrap().file, "a.pgb");
         assert_eq!(m.bundle("GG", "raptor").unwrap().file, "b.pgb");
         assert!(m.bundle("BGB", "section").is_none());
