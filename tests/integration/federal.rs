@@ -33,6 +33,22 @@ pub fn build_laws(laws: &str, from: &Path, out: &Path) -> Vec<String> {
     .to_vec()
 }
 
+/// `paragraf search --json` over every law of `out`.
+fn search(out: &Path, mode: &str, question: &str) -> serde_json::Value {
+    serde_json::from_str(&run_ok(&[
+        "search",
+        "--bundles",
+        out.to_str().unwrap(),
+        "--model",
+        model_path().to_str().unwrap(),
+        "--mode",
+        mode,
+        "--json",
+        question,
+    ]))
+    .unwrap()
+}
+
 fn manifest(out: &Path) -> Manifest {
     Manifest::parse(&std::fs::read(out.join(MANIFEST)).unwrap()).unwrap()
 }
@@ -120,18 +136,7 @@ fn many_laws_build_incrementally_and_search_together() {
             .expect("the head-text law is in the folder"),
     )
     .unwrap();
-    let hits: serde_json::Value = serde_json::from_str(&run_ok(&[
-        "search",
-        "--bundles",
-        out.to_str().unwrap(),
-        "--model",
-        model_path().to_str().unwrap(),
-        "--mode",
-        "bm25",
-        "--json",
-        &head.title,
-    ]))
-    .unwrap();
+    let hits = search(&out, "bm25", &head.title);
     let laws: Vec<&str> = hits["laws"]
         .as_array()
         .unwrap()
@@ -164,18 +169,7 @@ fn many_laws_build_incrementally_and_search_together() {
         .unwrap();
     let question: String = section.text.chars().take(200).collect();
     for mode in ["dense", "hybrid"] {
-        let hits: serde_json::Value = serde_json::from_str(&run_ok(&[
-            "search",
-            "--bundles",
-            out.to_str().unwrap(),
-            "--model",
-            model_path().to_str().unwrap(),
-            "--mode",
-            mode,
-            "--json",
-            &question,
-        ]))
-        .unwrap();
+        let hits = search(&out, mode, &question);
         let top = &hits["hits"][0];
         assert_eq!(
             (top["law"].as_str(), top["designation"].as_str()),
@@ -270,6 +264,31 @@ fn a_broken_law_is_skipped_by_name_and_a_missing_one_is_named() {
         ["GG"]
     );
     assert_listed_files_verify(&out);
+
+    // Names and sources that cannot be: refused before anything is built.
+    let refusals = [
+        (
+            build_laws("GG,<script>", &archive(), &dir.path().join("x")),
+            "error: --laws GG,<script>: \"<script>\" is not a law abbreviation".to_string(),
+        ),
+        (
+            build_laws("@/nonexistent/laws.txt", &archive(), &dir.path().join("x")),
+            "error: cannot read the law list /nonexistent/laws.txt".to_string(),
+        ),
+        (
+            build_laws("GG", Path::new("/nonexistent.zip"), &dir.path().join("x")),
+            "/nonexistent.zip: not a folder of law XML files and not a .tar.xz archive. Most likely the path is mistyped".to_string(),
+        ),
+    ];
+    for (args, expected) in refusals {
+        let refused = run(&args);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            !refused.status.success() && stderr.contains(&expected),
+            "{stderr}"
+        );
+    }
+    assert!(!dir.path().join("x").join(MANIFEST).exists());
 
     let missing = run(&build_laws(
         "GG,StVO",

@@ -300,6 +300,30 @@ impl LawIndex {
     }
 }
 
+/// Checks that `bundle` was built from `law` (same abbreviation and build) and has one vector per unit.
+pub fn check_bundle(bundle: &StrategyBundle, law: &Law) -> Result<(), EngineError> {
+    if bundle.law != law.abbreviation || bundle.law_build_date != law.build_date {
+        return Err(EngineError::LawMismatch {
+            strategy: bundle.strategy.clone(),
+            bundle_law: bundle.law.clone(),
+            bundle_date: bundle.law_build_date.clone(),
+            law: law.abbreviation.clone(),
+            law_date: law.build_date.clone(),
+        });
+    }
+    if bundle.vectors.len() != bundle.units.len() {
+        return Err(EngineError::Inconsistent(
+            bundle.strategy.clone(),
+            format!(
+                "{} vectors for {} units",
+                bundle.vectors.len(),
+                bundle.units.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A strategy bundle ready to search.
 pub struct StrategyIndex {
     /// The bundle.
@@ -310,23 +334,8 @@ pub struct StrategyIndex {
 impl StrategyIndex {
     /// Checks the bundle against the law and builds the unit → section map.
     pub fn new(bundle: StrategyBundle, law: &Law) -> Result<Self, EngineError> {
-        if bundle.law != law.abbreviation || bundle.law_build_date != law.build_date {
-            return Err(EngineError::LawMismatch {
-                strategy: bundle.strategy.clone(),
-                bundle_law: bundle.law.clone(),
-                bundle_date: bundle.law_build_date.clone(),
-                law: law.abbreviation.clone(),
-                law_date: law.build_date.clone(),
-            });
-        }
+        check_bundle(&bundle, law)?;
         let inconsistent = |what: String| EngineError::Inconsistent(bundle.strategy.clone(), what);
-        if bundle.vectors.len() != bundle.units.len() {
-            return Err(inconsistent(format!(
-                "{} vectors for {} units",
-                bundle.vectors.len(),
-                bundle.units.len()
-            )));
-        }
         if let Some(unit) = bundle
             .units
             .iter()

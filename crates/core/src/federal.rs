@@ -9,7 +9,7 @@
 //! (their tables are the law's own) and are not applied here.
 
 use crate::bundle::{StrategyBundle, VectorStore};
-use crate::engine::{section_document, EngineError, Mode, SearchOptions};
+use crate::engine::{check_bundle, section_document, EngineError, Mode, SearchOptions};
 use crate::law::Law;
 use crate::search::bm25::{Bm25Index, Bm25Params};
 use crate::search::exact::top_rows;
@@ -67,30 +67,18 @@ impl FederalIndex {
             let Some(bundle) = entry.sections else {
                 continue;
             };
+            check_bundle(bundle, law)?;
             let inconsistent =
                 |what: String| EngineError::Inconsistent(bundle.strategy.clone(), what);
-            if bundle.law != law.abbreviation || bundle.law_build_date != law.build_date {
-                return Err(EngineError::LawMismatch {
-                    strategy: bundle.strategy.clone(),
-                    bundle_law: bundle.law.clone(),
-                    bundle_date: bundle.law_build_date.clone(),
-                    law: law.abbreviation.clone(),
-                    law_date: law.build_date.clone(),
-                });
-            }
             if bundle.strategy != SECTION_STRATEGY {
                 return Err(inconsistent(format!(
                     "the federal index takes the {SECTION_STRATEGY} strategy's vectors, not {}",
                     bundle.strategy
                 )));
             }
-            if bundle.vectors.len() != bundle.units.len() {
-                return Err(inconsistent(format!(
-                    "{} vectors for {} units",
-                    bundle.vectors.len(),
-                    bundle.units.len()
-                )));
-            }
+            // This law's documents by section, to place each unit's vector.
+            let doc_of: std::collections::HashMap<u32, usize> =
+                (first_doc..docs.len()).map(|d| (docs[d].1, d)).collect();
             let (vectors, owners, model) = rows.get_or_insert_with(|| {
                 (
                     Int8Vectors::new(store_dim(&bundle.vectors) as u32),
@@ -111,11 +99,7 @@ impl FederalIndex {
                         u.sections.len()
                     )));
                 };
-                let Some(doc) = docs[first_doc..]
-                    .iter()
-                    .position(|&(_, s)| s == section)
-                    .map(|d| first_doc + d)
-                else {
+                let Some(&doc) = doc_of.get(&section) else {
                     // A section without text has no document (and its unit nothing to find).
                     continue;
                 };

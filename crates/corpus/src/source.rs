@@ -47,13 +47,31 @@ pub fn for_each_law(
     source: &Path,
     mut visit: impl FnMut(SourceLaw) -> ControlFlow<()>,
 ) -> Result<usize, SourceError> {
+    match kind(source)? {
+        Kind::Folder => for_each_file(source, visit),
+        Kind::Archive => Ok(archive::for_each_law(source, &mut visit)?),
+    }
+}
+
+/// What a source is.
+enum Kind {
+    Folder,
+    Archive,
+}
+
+fn kind(source: &Path) -> Result<Kind, SourceError> {
     if source.is_dir() {
-        return for_each_file(source, visit);
+        Ok(Kind::Folder)
+    } else if source.is_file() && source.to_string_lossy().ends_with(".tar.xz") {
+        Ok(Kind::Archive)
+    } else {
+        Err(SourceError::Unknown(source.display().to_string()))
     }
-    if source.is_file() && source.to_string_lossy().ends_with(".tar.xz") {
-        return Ok(archive::for_each_law(source, &mut visit)?);
-    }
-    Err(SourceError::Unknown(source.display().to_string()))
+}
+
+/// Checks that `source` is a folder or a `.tar.xz` archive, before work that needs it starts.
+pub fn check(source: &Path) -> Result<(), SourceError> {
+    kind(source).map(|_| ())
 }
 
 fn for_each_file(

@@ -113,6 +113,9 @@ enum PrecisionArg {
 pub fn run(args: BuildArgs) -> Result<()> {
     let strategies = parse_strategy_list(&args.strategies)?;
     let wanted = args.laws.as_deref().map(LawList::parse).transpose()?;
+    if wanted.is_some() {
+        paragraf_corpus::source::check(&args.from)?;
+    }
     let started = std::time::SystemTime::now();
     for name in paragraf_fs::remove_leftovers(&args.out)? {
         eprintln!("removed {name}: a temporary file of an earlier build that was killed");

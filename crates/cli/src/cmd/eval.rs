@@ -235,12 +235,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             args.rounds,
             args.seed,
         )?;
-        let out = args
-            .out
-            .clone()
-            .unwrap_or_else(|| args.bundles.join("report"));
-        std::fs::create_dir_all(&out)
-            .with_context(|| format!("cannot create {}", out.display()))?;
+        let out = report_dir(&args)?;
         paragraf_fs::write_atomic(&out.join("distractors.md"), table.as_bytes())?;
         println!("{table}");
         return Ok(());
@@ -349,12 +344,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             &settings,
             &now_ms,
         )?;
-        let out = args
-            .out
-            .clone()
-            .unwrap_or_else(|| args.bundles.join("report"));
-        std::fs::create_dir_all(&out)
-            .with_context(|| format!("cannot create {}", out.display()))?;
+        let out = report_dir(&args)?;
         let path = out.join(tuned.file());
         std::fs::write(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
         print!("{text}");
@@ -445,10 +435,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         friedman,
         rows: evaluations.into_iter().map(|e| e.row).collect(),
     };
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| args.bundles.join("report"));
+    let out = report_dir(&args)?;
     write_report(&report, &out)?;
     paragraf_fs::write_atomic(&out.join("recall10.tsv"), per_question.as_bytes())?;
     print!("{}", markdown(&report));
@@ -766,6 +753,16 @@ fn embed_questions(
         ms.iter().sum::<f64>() / ms.len() as f64
     };
     Ok((vectors, mean))
+}
+
+/// Where the reports go (`--out`, else `report/` inside the bundle folder), created.
+fn report_dir(args: &EvalArgs) -> Result<PathBuf> {
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.bundles.join("report"));
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    Ok(out)
 }
 
 /// Mean Recall@k of a row; NaN (printed as such) when `k` was not evaluated.
