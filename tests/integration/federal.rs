@@ -70,6 +70,12 @@ fn assert_listed_files_verify(out: &Path) {
         let bytes = std::fs::read(out.join(&bundle.file)).unwrap();
         bundle.verify(&bytes).unwrap();
     }
+    if let Some(federal) = &manifest.federal {
+        for file in std::iter::once(&federal.head).chain(&federal.shards) {
+            file.verify(&std::fs::read(out.join(&file.file)).unwrap())
+                .unwrap();
+        }
+    }
     let listed: Vec<&str> = manifest.files().collect();
     for entry in std::fs::read_dir(out).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
@@ -113,6 +119,26 @@ fn many_laws_build_incrementally_and_search_together() {
         );
     }
     assert_listed_files_verify(&out);
+    // The index across the laws, for the browser: every law, every section, one model.
+    let federal = built
+        .federal
+        .clone()
+        .expect("build --laws writes the index across laws");
+    let with_text: usize = built
+        .laws
+        .iter()
+        .map(|l| {
+            let law = paragraf_bundler::manifest::read_law(&out, l).unwrap();
+            law.active_sections()
+                .filter(|(_, s)| !s.text.is_empty())
+                .count()
+        })
+        .sum();
+    assert_eq!(
+        (federal.laws, federal.sections, federal.model.as_deref()),
+        (32, with_text, Some(built.bundles[0].model.as_str())),
+    );
+    assert!(first.contains("federal index: 32 laws"), "{first}");
 
     // Nothing changed: nothing is rebuilt, the folder stays byte for byte the same.
     let before = std::fs::read(out.join(MANIFEST)).unwrap();
@@ -122,6 +148,11 @@ fn many_laws_build_incrementally_and_search_together() {
         "{again}"
     );
     assert_eq!(std::fs::read(out.join(MANIFEST)).unwrap(), before);
+    // Writing the index again writes the same files.
+    let rewritten = run_ok(&["federal", "--bundles", out.to_str().unwrap()]);
+    assert!(rewritten.contains(&federal.head.file), "{rewritten}");
+    assert_eq!(manifest(&out).federal.as_ref(), Some(&federal));
+    assert_listed_files_verify(&out);
 
     // One search over every law of the folder; the law without sections is found by its head-norm text.
     let head = paragraf_bundler::manifest::read_law(
@@ -359,10 +390,12 @@ fn distractors_are_measured_with_one_protocol_alone_and_among() {
             .unwrap_or_else(|| panic!("{table}"));
         let cells: Vec<&str> = row.split(" | ").collect();
         assert_eq!(cells[1], cells[2], "{row}");
-        assert!(
-            row.contains("| +0.0000 | 1.0000 | 100.0 % → 100.0 % |"),
-            "{row}"
-        );
+        assert!(row.contains("| +0.0000 | 1.0000 | "), "{row}");
+        assert!(row.contains("| 100.0 % → 100.0 % |"), "{row}");
+        // The browser's layout ranks BM25 exactly as the index does.
+        if mode == "bm25" {
+            assert_eq!(cells[5], cells[2].split(' ').next().unwrap(), "{row}");
+        }
     }
     assert_eq!(
         std::fs::read_to_string(dir.path().join("same/distractors.md")).unwrap(),
@@ -399,4 +432,31 @@ fn distractors_are_measured_with_one_protocol_alone_and_among() {
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );
+}
+
+#[test]
+fn a_manifest_listing_a_law_without_its_files_is_refused_with_the_laws_name() {
+    let dir = temp_dir();
+    let out = dir.path().join("bundles");
+    std::fs::create_dir_all(&out).unwrap();
+    for entry in std::fs::read_dir(crate::util::federal_sample_bundles()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), out.join(entry.file_name())).unwrap();
+    }
+    let listed = manifest(&out);
+    let gone = &listed.laws[3];
+    std::fs::remove_file(out.join(&gone.file)).unwrap();
+    let output = run(&["federal", "--bundles", out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: writing the index across the laws of {}: {}: ",
+            out.display(),
+            gone.law
+        )) && stderr.contains(&gone.file),
+        "{stderr}"
+    );
+    // The index the folder had is still listed and intact.
+    assert_eq!(manifest(&out).federal, listed.federal);
 }

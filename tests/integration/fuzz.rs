@@ -1,6 +1,7 @@
 //! The bounded fuzz run of every `cargo test`: a fixed seed, [`INPUTS`] mutated inputs per target, over the readers
 //! of untrusted files — law and strategy bundles (then index and search), expansion tables (then expansion and
-//! weighted search), the browser's e5 model file (then embedding), the manifest, the law XML parser and the model
+//! weighted search), the index across laws (head and posting shards, then search in every mode), the browser's
+//! e5 model file (then embedding), the manifest, the law XML parser and the model
 //! container. Seeds are real files (the GG test bundles, the GG's XML) plus a tiny model container;
 //! mutation and the per-input work are `paragraf_core::fuzz`'s, shared with the cargo-fuzz targets for long runs.
 //! A panic, an abort or an endless loop fails the test; each target also must decode some of its inputs, so the
@@ -111,6 +112,38 @@ fn expansion_files_with_expansion_and_search() {
         &seeds,
         |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::expansion::MAGIC),
         |input| fuzz::expansion_file(input, Some(&law)),
+    );
+}
+
+#[test]
+fn federal_index_files() {
+    let dir = crate::util::federal_sample_bundles();
+    let manifest = Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let federal = manifest
+        .federal
+        .expect("the sample has an index across laws");
+    let read = |file: &str| std::fs::read(dir.join(file)).unwrap();
+    let head = read(&federal.head.file);
+    let shards: Vec<Vec<u8>> = federal.shards.iter().map(|s| read(&s.file)).collect();
+    let shard_refs: Vec<&[u8]> = shards.iter().map(Vec::as_slice).collect();
+    // Mutated heads with the real shards, then the real head with mutated shards.
+    run(
+        "federal head",
+        std::slice::from_ref(&head),
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::federal::files::HEAD_MAGIC),
+        |input| fuzz::federal_files(input, &shard_refs),
+    );
+    run(
+        "posting shard",
+        &shards,
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::federal::files::SHARD_MAGIC),
+        |input| {
+            fuzz::federal_files(&head, &[input]);
+            paragraf_core::federal::files::FederalHead::from_bytes(&head)
+                .unwrap()
+                .shard_from_bytes(0, input)
+                .is_ok()
+        },
     );
 }
 

@@ -436,3 +436,17 @@ pub fn federal_sample_bundles() -> &'static Path {
         out
     })
 }
+
+/// A value encoded for a query string as the app encodes it (`application/x-www-form-urlencoded`, UTF-8).
+pub fn form_encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            b' ' => "+".to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

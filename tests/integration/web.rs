@@ -1656,3 +1656,263 @@ fn law_finder_opens_one_law_among_many() {
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }
+
+/// The page over all laws: one search over the 32 sample laws (BM25 and hybrid through the proxy), only the
+/// question's posting shards fetched, each law's text from its own bundle; the set of laws in the URL; a law the
+/// catalogue no longer lists is not shown; a law bundle that fails names its law and the others show their text.
+#[test]
+fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
+    let dir = temp_dir();
+    let bundles = dir.path().join("bundles");
+    std::fs::create_dir_all(&bundles).unwrap();
+    for entry in std::fs::read_dir(crate::util::federal_sample_bundles()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), bundles.join(entry.file_name())).unwrap();
+    }
+    // Small shards, so that a question needs only some of them.
+    crate::util::run_ok(&[
+        "federal",
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "--shard-bytes",
+        "1024",
+    ]);
+    let manifest = paragraf_bundler::manifest::load_or_new(&bundles).unwrap();
+    let federal = manifest.federal.clone().expect("an index across laws");
+    // The longest section of the sample whose opening words no other section shares: they find it.
+    let sections: Vec<(String, paragraf_core::law::Section)> = manifest
+        .laws
+        .iter()
+        .flat_map(|entry| {
+            let law = paragraf_bundler::manifest::read_law(&bundles, entry).unwrap();
+            law.active_sections()
+                .map(|(_, s)| (entry.law.clone(), s.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let opening = |s: &paragraf_core::law::Section| {
+        s.text
+            .split_whitespace()
+            .take(14)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let (law, section) = sections
+        .iter()
+        .filter(|(_, s)| {
+            sections
+                .iter()
+                .filter(|(_, o)| {
+                    o.text
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                        .contains(&opening(s))
+                })
+                .count()
+                == 1
+        })
+        .filter(|(_, s)| (200..2000).contains(&s.text.len()))
+        .max_by_key(|(_, s)| s.text.len())
+        .cloned()
+        .unwrap();
+    let question = opening(&section);
+    // The CLI's index across laws (all in memory) says which section comes first; the browser's must agree.
+    let cli: Value = serde_json::from_str(&crate::util::run_ok(&[
+        "search",
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "--mode",
+        "bm25",
+        "--json",
+        &question,
+    ]))
+    .unwrap();
+    assert_eq!(
+        (
+            cli["hits"][0]["law"].as_str(),
+            cli["hits"][0]["designation"].as_str()
+        ),
+        (Some(law.as_str()), Some(section.designation.as_str())),
+        "{question}: {cli:#}"
+    );
+    let encode = |q: &str| crate::util::form_encode(q);
+    let site = crate::util::serve_static(vec![
+        ("/bundles/".into(), bundles.clone()),
+        ("/".into(), dist()),
+    ]);
+    let origin = format!("http://{site}");
+    let proxy = Proxy::start(&["--allow-origin", &origin, "--rate-per-minute", "0"]);
+    let browser = Browser::start();
+    let hits = |b: &Browser| -> Vec<(String, String)> {
+        serde_json::from_value(b.script(
+            "return [...document.querySelectorAll('ol.federal li.hit')].map(e => [e.dataset.law, e.dataset.section]);",
+            json!([]),
+        ))
+        .unwrap()
+    };
+
+    // 1. BM25 over all laws: the section's own words put it first; only some shards were fetched.
+    browser.goto(&format!(
+        "{origin}/?page=alle&mode=bm25&q={}",
+        encode(&question)
+    ));
+    let loaded = browser.wait_text("#federal-loaded", "the index across laws", |t| {
+        t.starts_with("Bereit")
+    });
+    assert!(
+        loaded.contains(&format!("{} Gesetze", federal.laws)),
+        "{loaded}"
+    );
+    let meta = browser.wait_text("#result-meta", "results across laws", |t| {
+        t.contains("Treffer in 32 Gesetzen")
+    });
+    assert!(meta.contains("BM25"), "{meta}");
+    let shards: usize = browser
+        .script(
+            "return document.getElementById('result-meta').dataset.shards",
+            json!([]),
+        )
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        shards >= 1 && shards < federal.shards.len(),
+        "{shards} of {} shards",
+        federal.shards.len()
+    );
+    assert_eq!(
+        hits(&browser)[0],
+        (law.clone(), section.designation.clone())
+    );
+    let snippet = browser.wait_text(
+        "ol.federal li.hit:first-child .snippet:not(.loading)",
+        "the first hit's text",
+        |t| !t.is_empty(),
+    );
+    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words(&section.text).starts_with(&words(snippet.trim_end_matches(" …"))),
+        "{snippet}"
+    );
+    let laws_found: std::collections::BTreeSet<String> =
+        hits(&browser).into_iter().map(|h| h.0).collect();
+    assert!(
+        laws_found.len() > 1,
+        "one ranking over several laws: {laws_found:?}"
+    );
+
+    browser.screenshot("all-laws");
+
+    // 2. Hybrid through the proxy ranks the same section first.
+    browser.goto(&format!(
+        "{origin}/?page=alle&proxy={}&q={}",
+        proxy.url(),
+        encode(&question)
+    ));
+    let meta = browser.wait_text("#result-meta", "hybrid results across laws", |t| {
+        t.contains("hybrid")
+    });
+    assert!(meta.contains("Anfragevektor über den Server"), "{meta}");
+    assert_eq!(
+        hits(&browser)[0],
+        (law.clone(), section.designation.clone())
+    );
+
+    // 3. A set of laws: from the URL, kept in it, and only those laws in the results.
+    let other = laws_found.iter().find(|l| **l != law).unwrap().clone();
+    browser.goto(&format!(
+        "{origin}/?page=alle&mode=bm25&gesetze={}&q={}",
+        encode(&other),
+        encode(&question)
+    ));
+    browser.wait_text("#result-meta", "results in one law", |t| {
+        t.contains("Treffer in 1 Gesetzen")
+    });
+    let only: Vec<String> = hits(&browser).into_iter().map(|h| h.0).collect();
+    assert!(
+        !only.is_empty() && only.iter().all(|l| *l == other),
+        "{only:?}"
+    );
+    assert!(browser
+        .current_url()
+        .contains(&format!("gesetze={}", encode(&other))));
+    // "nur hier suchen" on a result narrows to its law; clearing the field searches all again.
+    browser.goto(&format!(
+        "{origin}/?page=alle&mode=bm25&q={}",
+        encode(&question)
+    ));
+    browser.wait_text("#result-meta", "results across laws", |t| {
+        t.contains("Treffer in 32 Gesetzen")
+    });
+    browser.click("ol.federal li.hit:first-child .only-law");
+    browser.wait_text("#result-meta", "results in the first hit's law", |t| {
+        t.contains("Treffer in 1 Gesetzen")
+    });
+    assert!(browser
+        .current_url()
+        .contains(&format!("gesetze={}", encode(&law))));
+
+    // 4. Opening a result opens its law with the same question.
+    browser.goto(&format!(
+        "{origin}/?page=alle&mode=bm25&q={}",
+        encode(&question)
+    ));
+    browser.wait_text("#result-meta", "results across laws", |t| {
+        t.contains("Treffer in 32 Gesetzen")
+    });
+    browser.click("ol.federal li.hit:first-child a.open-law");
+    browser.wait_text("#result-meta", "results in the opened law", |t| {
+        t.contains(&format!("Treffer in {law} "))
+    });
+
+    // 5. A law the catalogue no longer lists is not shown (its sections are still in the index).
+    let mut without = manifest.clone();
+    without.laws.retain(|l| l.law != law);
+    std::fs::write(bundles.join("manifest.json"), without.to_json()).unwrap();
+    browser.goto(&format!(
+        "{origin}/?page=alle&mode=bm25&q={}",
+        encode(&question)
+    ));
+    browser.wait_text("#result-meta", "results without the removed law", |t| {
+        t.contains("Treffer in 31 Gesetzen")
+    });
+    assert!(
+        hits(&browser).iter().all(|h| h.0 != law),
+        "{:?}",
+        hits(&browser)
+    );
+    std::fs::write(bundles.join("manifest.json"), manifest.to_json()).unwrap();
+
+    // 6. A law bundle that does not match the manifest: its results name it, the others show their text.
+    let entry = manifest.law(&law).unwrap();
+    let mut broken = std::fs::read(bundles.join(&entry.file)).unwrap();
+    let last = broken.len() - 1;
+    broken[last] ^= 0xff;
+    std::fs::write(bundles.join(&entry.file), broken).unwrap();
+    browser.goto(&format!(
+        "{origin}/?page=alle&mode=bm25&q={}",
+        encode(&question)
+    ));
+    let problem = browser.wait_text(
+        "ol.federal li.hit:first-child .law-problem",
+        "the broken law named",
+        |t| !t.is_empty(),
+    );
+    assert!(
+        problem.starts_with(&format!(
+            "Text von {law} nicht geladen: Gesetzesbündel {}",
+            entry.file
+        )),
+        "{problem}"
+    );
+    let second = browser.wait_text(
+        &format!("ol.federal li.hit:not([data-law=\"{law}\"]) .snippet:not(.loading)"),
+        "another law's text",
+        |t| !t.is_empty(),
+    );
+    assert!(!second.is_empty());
+    let errors = browser.console_errors(&[&entry.file]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use paragraf_core::engine::Mode;
 
 use crate::context::Ctx;
-use crate::pages::{search::SearchPage, strategies::StrategiesPage};
+use crate::pages::{all_laws::AllLawsPage, search::SearchPage, strategies::StrategiesPage};
 use crate::state::{Page, UrlState};
 
 /// The whole app.
@@ -69,6 +69,10 @@ pub fn App() -> impl IntoView {
             <nav aria-label="Seiten">
                 <a href="?" class:active=move || page.get() == Page::Search
                     on:click=move |ev| { ev.prevent_default(); page.set(Page::Search); }>"Suche"</a>
+                {move || ctx.manifest.get().and_then(|m| m.ok()).is_some_and(|m| m.federal.is_some()).then(|| view! {
+                    <a id="nav-all-laws" href="?page=alle" class:active=move || page.get() == Page::AllLaws
+                        on:click=move |ev| { ev.prevent_default(); page.set(Page::AllLaws); }>"Alle Gesetze"</a>
+                })}
                 <a href="?page=strategies" class:active=move || page.get() == Page::Strategies
                     on:click=move |ev| { ev.prevent_default(); page.set(Page::Strategies); }>"Strategien"</a>
             </nav>
@@ -77,6 +81,7 @@ pub fn App() -> impl IntoView {
             {move || match page.get() {
                 Page::Search => view! { <SearchPage/> }.into_any(),
                 Page::Strategies => view! { <StrategiesPage/> }.into_any(),
+                Page::AllLaws => view! { <AllLawsPage/> }.into_any(),
             }}
         </main>
     }

@@ -11,7 +11,9 @@ use paragraf_core::manifest::{EncoderEntry, Manifest};
 
 use crate::encoder::{self, BrowserEncoder};
 use crate::failure::Failure;
-use crate::load::{self, LoadedLaw, LoadedStrategy, Outcome, Progress};
+use crate::load::{
+    self, FederalOutcome, LoadedFederal, LoadedLaw, LoadedStrategy, Outcome, Progress,
+};
 use crate::state::{EncoderChoice, Page, UrlState};
 
 const PROXY_SETTING: &str = "paragraf.proxy";
@@ -26,6 +28,8 @@ pub struct Ctx {
     /// Expansion words the user removed from the submitted query (reset by a new query).
     pub without: RwSignal<Vec<String>>,
     pub law: RwSignal<String>,
+    /// On the page over all laws: only these (empty: all).
+    pub laws: RwSignal<Vec<String>>,
     pub strategy: RwSignal<String>,
     pub mode: RwSignal<Mode>,
     /// Query expansion on or off.
@@ -54,6 +58,10 @@ pub struct Ctx {
     pub browser_encoder: LocalResource<Option<Result<Rc<BrowserEncoder>, Failure>>>,
     /// The submitted query's results; `None` before anything was asked.
     pub results: LocalResource<Option<Result<Rc<Outcome>, Failure>>>,
+    /// The index across all laws: loaded once the page over all laws was opened; `None` when the folder has none.
+    pub federal: LocalResource<Result<Option<Rc<LoadedFederal>>, Failure>>,
+    /// The submitted query's results across laws (on that page); `None` before anything was asked.
+    pub federal_results: LocalResource<Option<Result<Rc<FederalOutcome>, Failure>>>,
 }
 
 fn storage() -> Option<web_sys::Storage> {
@@ -91,6 +99,8 @@ impl Ctx {
         );
         let data = RwSignal::new(start.data.clone());
         let law = RwSignal::new(start.law.clone());
+        let laws = RwSignal::new(start.laws.clone());
+        let page = RwSignal::new(start.page);
         let strategy = RwSignal::new(start.strategy.clone());
         let query = RwSignal::new(start.q.clone());
         let without = RwSignal::new(start.without.clone());
@@ -162,6 +172,7 @@ impl Ctx {
             }
         });
         let results = LocalResource::new(move || {
+            let elsewhere = page.get() == Page::AllLaws;
             let request = load::SearchRequest {
                 query: query.get(),
                 without: without.get(),
@@ -175,7 +186,7 @@ impl Ctx {
             // Tracked: once the encoder is ready (or fails), the results are computed again with it.
             let browser = browser_encoder.get().flatten();
             async move {
-                if request.query.is_empty() {
+                if request.query.is_empty() || elsewhere {
                     return None;
                 }
                 let run = async {
@@ -196,18 +207,71 @@ impl Ctx {
                 Some(run.await)
             }
         });
+        // Loaded the first time the page over all laws opens, and kept.
+        let federal_wanted = Memo::new(move |before: Option<&bool>| {
+            before.copied().unwrap_or(false) || page.get() == Page::AllLaws
+        });
+        let federal = LocalResource::new(move || {
+            let (d, wanted) = (data_url(), federal_wanted.get());
+            async move {
+                if !wanted {
+                    return Ok(None);
+                }
+                load::federal(d, manifest.await?, progress).await
+            }
+        });
+        let federal_results = LocalResource::new(move || {
+            let (q, m, only, d) = (query.get(), mode.get(), laws.get(), data_url());
+            let on_page = page.get() == Page::AllLaws;
+            let p = proxy_url.get();
+            let choice = encoder_choice.get();
+            let browser = browser_encoder.get().flatten();
+            async move {
+                if q.is_empty() || !on_page {
+                    return None;
+                }
+                let run = async {
+                    let listed = manifest.await?;
+                    let Some(index) = federal.await? else {
+                        return Err(Failure::NoFederal {
+                            url: crate::join_url(&d, paragraf_core::manifest::MANIFEST),
+                        });
+                    };
+                    let info = match m {
+                        Mode::Bm25 => None,
+                        _ if choice.uses_server() => proxy.await,
+                        _ => None,
+                    };
+                    let sources = load::VectorSources {
+                        proxy_url: p,
+                        proxy: info,
+                        browser: browser.filter(|_| choice.uses_browser()),
+                        browser_wanted: wants_browser.get_untracked(),
+                    };
+                    let request = load::FederalRequest {
+                        query: q,
+                        mode: m,
+                        only,
+                    };
+                    load::run_federal_search(d, request, listed, index, sources, proxy_problem)
+                        .await
+                };
+                Some(run.await)
+            }
+        });
         Ctx {
             input: RwSignal::new(start.q.clone()),
             query,
             without,
             law,
+            laws,
             strategy,
             mode,
             expand,
             graph,
             unit_search,
             encoder: encoder_choice,
-            page: RwSignal::new(start.page),
+            page,
             data,
             proxy_url,
             proxy_from_url: RwSignal::new(start.proxy.is_some()),
@@ -219,6 +283,8 @@ impl Ctx {
             proxy,
             browser_encoder,
             results,
+            federal,
+            federal_results,
         }
     }
 
@@ -247,6 +313,7 @@ impl Ctx {
                     law
                 }
             },
+            laws: self.laws.get(),
             strategy: self.strategy.get(),
             mode: self.mode.get(),
             expand: self.expand.get(),
@@ -277,7 +344,9 @@ impl Ctx {
     /// Runs a search for the text in the box.
     pub fn submit(&self) {
         let text = self.input.get_untracked().trim().to_string();
-        self.page.set(Page::Search);
+        if self.page.get_untracked() == Page::Strategies {
+            self.page.set(Page::Search);
+        }
         if text == self.query.get_untracked() {
             self.results.refetch();
         } else {

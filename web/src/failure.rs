@@ -7,6 +7,7 @@ use std::fmt;
 use paragraf_core::bundle::BundleError;
 use paragraf_core::engine::EngineError;
 use paragraf_core::expansion::ExpansionError;
+use paragraf_core::federal::files::FederalFileError;
 use paragraf_core::manifest::ManifestError;
 
 /// Which kind of bundle a failure concerns.
@@ -18,6 +19,8 @@ pub enum BundleKind {
     Strategy,
     /// A law's query-expansion table.
     Expansions,
+    /// The index across all laws (head or posting shard).
+    Federal,
 }
 
 impl BundleKind {
@@ -27,6 +30,7 @@ impl BundleKind {
             BundleKind::Law => "Gesetzesbündel",
             BundleKind::Strategy => "Strategie-Bündel",
             BundleKind::Expansions => "Synonymtabelle",
+            BundleKind::Federal => "Gesamtindex",
         }
     }
 }
@@ -43,6 +47,8 @@ pub enum BundleProblem {
     Engine(EngineError),
     /// An expansion table that does not decode or breaks its invariants.
     Expansions(ExpansionError),
+    /// Index files across laws that do not decode or do not fit together.
+    Federal(FederalFileError),
 }
 
 /// Why the in-browser encoder failed.
@@ -107,6 +113,11 @@ pub enum Failure {
     /// The manifest lists no law.
     NoLaws {
         /// Its address.
+        url: String,
+    },
+    /// The folder has no index across laws.
+    NoFederal {
+        /// The manifest's address.
         url: String,
     },
     /// The law has no strategy bundle.
@@ -180,6 +191,10 @@ impl fmt::Display for Failure {
                 "{url} nennt kein Gesetz. Bündel mit `paragraf build` erzeugen"
             ),
             Failure::NoStrategy { law } => write!(f, "Für {law} gibt es kein Strategie-Bündel"),
+            Failure::NoFederal { url } => write!(
+                f,
+                "{url} nennt keinen Gesamtindex über alle Gesetze. Mit `paragraf federal` erzeugen"
+            ),
             Failure::Bundle {
                 kind,
                 file,
@@ -191,6 +206,7 @@ impl fmt::Display for Failure {
                     BundleProblem::Decode(e) => write!(f, "{e}"),
                     BundleProblem::Engine(e) => write!(f, "{e}"),
                     BundleProblem::Expansions(e) => write!(f, "{e}"),
+                    BundleProblem::Federal(e) => write!(f, "{e}"),
                 }
             }
             Failure::ProxyAnswer { url, detail } => {

@@ -2,6 +2,8 @@
 //! before decoding), the proxy's health and query vectors, the evaluation report, and a search over what is
 //! loaded. Plain async functions over plain values; `context` wires them to signals.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use leptos::prelude::*;
@@ -13,7 +15,10 @@ use paragraf_core::engine::{
 };
 use paragraf_core::eval::report::Report;
 use paragraf_core::expansion::{ExpansionFile, ExpansionTable, ExpansionsEntry};
-use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
+use paragraf_core::federal::files::FederalHead;
+use paragraf_core::law::Law;
+use paragraf_core::manifest::{BundleEntry, FederalEntry, LawEntry, Manifest, MANIFEST};
+use paragraf_core::search::bm25::PostingShard;
 use paragraf_core::search::graph::cross_validated_weight;
 
 use crate::encoder::BrowserEncoder;
@@ -529,4 +534,243 @@ pub async fn run_search(
         embedded,
         graph_weight: options.graph_weight,
     }))
+}
+
+/// The index across all laws, with the posting shards fetched so far (kept for later questions).
+pub struct LoadedFederal {
+    pub entry: FederalEntry,
+    pub head: FederalHead,
+    shards: RefCell<HashMap<u32, Rc<PostingShard>>>,
+    /// Time to check the head against the manifest, ms.
+    pub verify_ms: f64,
+}
+
+/// The head of the manifest's index across laws, verified and checked; `None` when the folder has none.
+pub async fn federal(
+    data: String,
+    manifest: Rc<Manifest>,
+    progress: RwSignal<Progress>,
+) -> Result<Option<Rc<LoadedFederal>>, Failure> {
+    let Some(entry) = manifest.federal.clone() else {
+        return Ok(None);
+    };
+    let kind = BundleKind::Federal;
+    let file = &entry.head.file;
+    let (bytes, verify_ms) = verified_bytes(
+        &data,
+        kind,
+        file,
+        |b| entry.head.verify(b),
+        entry.head.bytes,
+        "Gesamtindex",
+        progress,
+    )
+    .await?;
+    let head = FederalHead::from_bytes(&bytes)
+        .map_err(|e| bundle_failure(kind, file, BundleProblem::Federal(e)))?;
+    if head.shards() != entry.shards.len() {
+        return Err(bundle_failure(
+            kind,
+            file,
+            BundleProblem::Mismatch(paragraf_core::manifest::ManifestError::Mislabeled {
+                file: file.clone(),
+                found: format!("{} posting shards", head.shards()),
+                expected: format!("{} posting shards", entry.shards.len()),
+            }),
+        ));
+    }
+    Ok(Some(Rc::new(LoadedFederal {
+        entry,
+        head,
+        shards: RefCell::new(HashMap::new()),
+        verify_ms,
+    })))
+}
+
+impl LoadedFederal {
+    /// Fetches the posting shards among `needed` not loaded yet (in parallel), returning their bytes.
+    async fn fetch_shards(&self, data: &str, needed: &[u32]) -> Result<u64, Failure> {
+        let missing: Vec<u32> = needed
+            .iter()
+            .copied()
+            .filter(|n| !self.shards.borrow().contains_key(n))
+            .collect();
+        let kind = BundleKind::Federal;
+        let fetches = missing.iter().map(|&n| async move {
+            let listed = &self.entry.shards[n as usize];
+            let (bytes, _) = verified_bytes(
+                data,
+                kind,
+                &listed.file,
+                |b| listed.verify(b),
+                listed.bytes,
+                "Gesamtindex",
+                RwSignal::new(None),
+            )
+            .await?;
+            let shard = self
+                .head
+                .shard_from_bytes(n, &bytes)
+                .map_err(|e| bundle_failure(kind, &listed.file, BundleProblem::Federal(e)))?;
+            Ok::<_, Failure>((n, shard, listed.bytes))
+        });
+        let mut fetched = 0;
+        for result in futures::future::join_all(fetches).await {
+            let (n, shard, bytes) = result?;
+            self.shards.borrow_mut().insert(n, Rc::new(shard));
+            fetched += bytes;
+        }
+        Ok(fetched)
+    }
+}
+
+/// One section found across laws.
+pub struct FederalResult {
+    /// The law's catalogue entry.
+    pub law: LawEntry,
+    /// Index into the law's sections.
+    pub section: u32,
+    pub designation: String,
+    pub title: String,
+    pub score: f32,
+}
+
+/// A finished search across laws.
+pub struct FederalOutcome {
+    pub results: Vec<FederalResult>,
+    /// The mode that ran.
+    pub mode: Mode,
+    /// Laws searched (the catalogue, or the chosen set).
+    pub laws_searched: usize,
+    /// Posting shards the question needed, and the bytes of those that had to be fetched for it.
+    pub shards_needed: usize,
+    pub shard_bytes: u64,
+    /// Core search time in the browser (ms), without fetching.
+    pub retrieval_ms: f64,
+    pub embedded: Option<Embedded>,
+    /// Running number of finished searches (`data-search`).
+    pub number: u32,
+}
+
+/// What the user asked of all laws.
+pub struct FederalRequest {
+    /// The submitted query.
+    pub query: String,
+    pub mode: Mode,
+    /// Only these laws (empty: all of the catalogue).
+    pub only: Vec<String>,
+}
+
+/// Searches all laws of the catalogue (or the set `only` names): the question's posting shards are fetched,
+/// the query vector comes as for one law ([`VectorSources`]), and only laws the manifest lists are shown.
+pub async fn run_federal_search(
+    data: String,
+    request: FederalRequest,
+    manifest: Rc<Manifest>,
+    federal: Rc<LoadedFederal>,
+    sources: VectorSources,
+    proxy_problem: RwSignal<Option<Failure>>,
+) -> Result<Rc<FederalOutcome>, Failure> {
+    let FederalRequest { query, mode, only } = request;
+    let head = &federal.head;
+    let terms = head.query_terms(&query);
+    let needed = head.shards_for(&terms);
+    let shard_bytes = federal.fetch_shards(&data, &needed).await?;
+    let (mut vector, mut embedded) = (None, None);
+    if let (Some(model), true) = (head.model(), mode != Mode::Bm25) {
+        let found = any_vector(&query, model, sources).await;
+        let problem = found.as_ref().err().cloned().flatten();
+        if proxy_problem.get_untracked() != problem {
+            proxy_problem.set(problem.clone());
+        }
+        if let Some(failure @ Failure::ModelMismatch { .. }) =
+            problem.filter(|_| mode == Mode::Dense)
+        {
+            return Err(failure);
+        }
+        if let Ok((v, source)) = found {
+            vector = Some(v);
+            embedded = Some(source);
+        }
+    }
+    // Laws of the catalogue (a law the manifest no longer lists is not shown), narrowed to the chosen set.
+    let entries: Vec<Option<&LawEntry>> = head
+        .laws()
+        .iter()
+        .map(|l| {
+            manifest
+                .law(l)
+                .filter(|_| only.is_empty() || only.iter().any(|o| o == l))
+        })
+        .collect();
+    let options = SearchOptions {
+        mode,
+        ..SearchOptions::default()
+    };
+    let t0 = fetch::now_ms();
+    let shards = federal.shards.borrow();
+    let (hits, ran) = head
+        .search(
+            &terms,
+            vector.as_deref(),
+            &options,
+            |n| shards.get(&n).map(|s| s.as_ref()),
+            |l| entries[l as usize].is_some(),
+        )
+        .map_err(|e| {
+            bundle_failure(
+                BundleKind::Federal,
+                &federal.entry.head.file,
+                BundleProblem::Federal(e),
+            )
+        })?;
+    let retrieval_ms = fetch::now_ms() - t0;
+    let results = hits
+        .iter()
+        .map(|hit| {
+            let doc = head.doc(hit);
+            FederalResult {
+                law: entries[hit.law as usize].cloned().expect("kept laws only"),
+                section: hit.section,
+                designation: doc.designation.clone(),
+                title: doc.title.clone(),
+                score: hit.score,
+            }
+        })
+        .collect();
+    static SEARCHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    Ok(Rc::new(FederalOutcome {
+        results,
+        mode: ran,
+        laws_searched: entries.iter().filter(|e| e.is_some()).count(),
+        shards_needed: needed.len(),
+        shard_bytes,
+        retrieval_ms,
+        embedded,
+        number: SEARCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+    }))
+}
+
+/// A law's text for results across laws: its law bundle, verified and decoded, without building its search
+/// index (that happens when the law is opened).
+pub async fn law_text(data: String, entry: LawEntry) -> Result<Rc<Law>, Failure> {
+    let kind = BundleKind::Law;
+    let (bytes, _) = verified_bytes(
+        &data,
+        kind,
+        &entry.file,
+        |b| entry.verify(b),
+        entry.bytes,
+        &format!("Gesetz {}", entry.law),
+        RwSignal::new(None),
+    )
+    .await?;
+    let bundle = decode_checked(
+        kind,
+        &entry.file,
+        bytes,
+        |b| LawBundle::from_bytes(b).map_err(BundleProblem::Decode),
+        |b| entry.check_law(&entry.file, &b.law),
+    )?;
+    Ok(Rc::new(bundle.law))
 }

@@ -12,6 +12,8 @@ pub struct UrlState {
     pub without: Vec<String>,
     /// Law abbreviation (`GG`); empty: the first law of the manifest.
     pub law: String,
+    /// On the page over all laws: only these laws (`gesetze=BGB,KSchG`); empty: every law.
+    pub laws: Vec<String>,
     /// Strategy name (`section`); empty: `section` or the first bundle of the law.
     pub strategy: String,
     /// Dense, BM25 or hybrid (hybrid when absent).
@@ -82,6 +84,8 @@ pub enum Page {
     Search,
     /// Evaluation figures per strategy.
     Strategies,
+    /// One search over all laws of the folder (`page=alle`).
+    AllLaws,
 }
 
 impl Default for UrlState {
@@ -90,6 +94,7 @@ impl Default for UrlState {
             q: String::new(),
             without: Vec::new(),
             law: String::new(),
+            laws: Vec::new(),
             strategy: String::new(),
             mode: Mode::default(),
             expand: true,
@@ -127,6 +132,7 @@ impl UrlState {
                         .collect()
                 }
                 "law" => state.law = value,
+                "gesetze" => state.laws = parse_laws(&value),
                 "s" => state.strategy = value,
                 "mode" => state.mode = value.parse().unwrap_or_default(),
                 "syn" => state.expand = value != "aus",
@@ -135,6 +141,7 @@ impl UrlState {
                 "data" if !value.is_empty() => state.data = Some(value),
                 "proxy" if !value.is_empty() => state.proxy = Some(value),
                 "page" if value == "strategies" => state.page = Page::Strategies,
+                "page" if value == "alle" => state.page = Page::AllLaws,
                 "vektor" => state.encoder = EncoderChoice::from_param(&value),
                 _ => {}
             }
@@ -145,8 +152,10 @@ impl UrlState {
     /// The query string, `?`-prefixed; default values are left out.
     pub fn to_query(&self) -> String {
         let mut parts = Vec::new();
-        if self.page == Page::Strategies {
-            parts.push("page=strategies".to_string());
+        match self.page {
+            Page::Strategies => parts.push("page=strategies".to_string()),
+            Page::AllLaws => parts.push("page=alle".to_string()),
+            Page::Search => {}
         }
         if !self.q.is_empty() {
             parts.push(format!("q={}", encode(&self.q)));
@@ -157,6 +166,9 @@ impl UrlState {
         }
         if !self.law.is_empty() {
             parts.push(format!("law={}", encode(&self.law)));
+        }
+        if !self.laws.is_empty() {
+            parts.push(format!("gesetze={}", encode(&self.laws.join(","))));
         }
         if !self.strategy.is_empty() {
             parts.push(format!("s={}", encode(&self.strategy)));
@@ -188,6 +200,17 @@ impl UrlState {
             format!("?{}", parts.join("&"))
         }
     }
+}
+
+/// Law abbreviations from a comma-separated list as typed or in the URL: trimmed, empty ones dropped, each once.
+pub fn parse_laws(value: &str) -> Vec<String> {
+    let mut laws: Vec<String> = Vec::new();
+    for law in value.split(',').map(str::trim).filter(|l| !l.is_empty()) {
+        if !laws.iter().any(|l| l == law) {
+            laws.push(law.to_string());
+        }
+    }
+    laws
 }
 
 /// `application/x-www-form-urlencoded` encoding of a value (UTF-8, space as `+`).
@@ -241,6 +264,7 @@ mod tests {
             q: "§ 535 Miete & Kündigung – Frist?".into(),
             without: vec!["Sicherheitsleistung".into(), "Groß, mutter".into()],
             law: "GG".into(),
+            laws: vec![],
             strategy: "subsection".into(),
             mode: Mode::Bm25,
             expand: false,
@@ -281,6 +305,20 @@ mod tests {
         assert_eq!(state.q, "%ZZa%2");
         assert_eq!(UrlState::parse("page=strategies").page, Page::Strategies);
         assert_eq!(UrlState::parse("vektor=gpu").encoder, EncoderChoice::Auto);
+    }
+
+    #[test]
+    fn the_page_over_all_laws_keeps_its_set_of_laws() {
+        let state = UrlState::parse("?page=alle&q=K%C3%BCndigung&gesetze=KSchG,+BGB,,KSchG");
+        assert_eq!(
+            (state.page, &state.laws[..]),
+            (Page::AllLaws, &["KSchG".to_string(), "BGB".to_string()][..])
+        );
+        assert_eq!(
+            state.to_query(),
+            "?page=alle&q=K%C3%BCndigung&gesetze=KSchG%2CBGB"
+        );
+        assert_eq!(UrlState::parse(&state.to_query()), state);
     }
 
     #[test]

@@ -203,6 +203,13 @@ impl BundleFolder {
         if let Some(old) = replaced.filter(|old| old != current) {
             self.superseded.push((old, current.to_string()));
         }
+        // The index across laws describes the laws as they were: it goes with the first change (and
+        // `paragraf federal`, which `build --laws` runs at its end, writes a new one).
+        if let Some(federal) = self.manifest.federal.take() {
+            for file in std::iter::once(federal.head).chain(federal.shards) {
+                self.superseded.push((file.file, String::new()));
+            }
+        }
         if self.saved.elapsed() >= self.save_every {
             self.save()?;
         }

@@ -7,6 +7,7 @@ pub mod browser_model;
 pub mod builder;
 pub mod chunk;
 pub mod expansion;
+pub mod federal;
 pub mod generate;
 pub mod kmeans;
 pub mod lumber;

@@ -36,6 +36,8 @@ enum Command {
     Build(Box<cmd::build::BuildArgs>),
     /// List the bundles of an output folder: units, bytes, build time, next to the paper's figures.
     Bundles(cmd::bundles::BundlesArgs),
+    /// Write the index across all laws of a bundle folder, for the browser's search over all of them.
+    Federal(cmd::federal::FederalArgs),
     /// Evaluate strategies on GerLayQA questions: recall, MRR, nDCG, latency, significance; report + charts.
     Eval(Box<cmd::eval::EvalArgs>),
     /// Get or inspect the local e5 embedding model.
@@ -116,6 +118,9 @@ fn exit_code(error: &anyhow::Error) -> i32 {
             || cause
                 .downcast_ref::<paragraf_bundler::manifest::ManifestError>()
                 .is_some_and(|e| e.is_bad_data())
+            || cause
+                .downcast_ref::<paragraf_bundler::federal::FederalError>()
+                .is_some_and(|e| e.is_bad_data())
             || cause.is::<paragraf_core::eval::report::ReportError>()
             || cause.is::<paragraf_core::names::NameError>()
             || cause.is::<paragraf_core::strategy::UnknownStrategy>()
@@ -134,6 +139,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Build(args) => cmd::build::run(*args),
         Command::Eval(args) => cmd::eval::run(*args),
         Command::Bundles(args) => cmd::bundles::run(args),
+        Command::Federal(args) => cmd::federal::run(args),
         Command::Model(args) => cmd::model::run(args),
         Command::Embed(args) => cmd::embed::run(args),
         Command::Proxy(args) => cmd::proxy::run(*args),

@@ -14,7 +14,9 @@ use crate::encoder::tokenizer::Vocab;
 use crate::encoder::TextKind;
 use crate::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use crate::expansion::{expand, weighted_terms, ExpansionFile, MAGIC as EXPANSION_MAGIC};
+use crate::federal::files::{FederalHead, HEAD_MAGIC as FEDERAL_HEAD_MAGIC};
 use crate::rng::SplitMix64;
+use crate::search::bm25::PostingShard;
 
 /// Byte values that often sit on a decoder's edges (lengths, varint continuation, signs).
 const INTERESTING: [u8; 8] = [0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff, 0x20, 0x0a];
@@ -168,6 +170,45 @@ pub fn expansion_file_bytes(bytes: &[u8]) {
 pub fn strategy_bundle_bytes(bytes: &[u8]) {
     let _ = StrategyBundle::from_bytes(bytes);
     let _ = StrategyBundle::from_bytes(&frame_payload(BundleKind::Strategy.magic(), bytes));
+}
+
+/// A federal index head (then a search through whichever of `shards` decode as its shards): what the browser
+/// does with the files of the page over all laws. Returns whether the head decoded.
+pub fn federal_files(head: &[u8], shards: &[&[u8]]) -> bool {
+    let Ok(head) = FederalHead::from_bytes(head) else {
+        return false;
+    };
+    let loaded: Vec<Option<PostingShard>> = shards
+        .iter()
+        .enumerate()
+        .map(|(n, bytes)| head.shard_from_bytes(n as u32, bytes).ok())
+        .collect();
+    let vector: Vec<f32> = (0..384).map(|i| (i as f32 * 0.37).sin()).collect();
+    for mode in [Mode::Bm25, Mode::Hybrid, Mode::Dense] {
+        let options = SearchOptions {
+            mode,
+            ..SearchOptions::default()
+        };
+        for query in ["Kaution zurück", "Art. 1 Würde", "§ 1 ä ß"] {
+            let terms = head.query_terms(query);
+            let _ = head.search(
+                &terms,
+                Some(&vector),
+                &options,
+                |n| loaded.get(n as usize).and_then(Option::as_ref),
+                |law| law % 2 == 0,
+            );
+        }
+    }
+    true
+}
+
+/// Raw bytes as a federal head and as a posting shard, each also behind a valid header: the cargo-fuzz
+/// target's body.
+pub fn federal_file_bytes(bytes: &[u8]) {
+    let _ = federal_files(bytes, &[]);
+    let _ = federal_files(&frame_payload(FEDERAL_HEAD_MAGIC, bytes), &[]);
+    let _ = postcard::from_bytes::<PostingShard>(bytes).map(|s| s.terms());
 }
 
 /// A random but well-formed tiny e5 model (2 layers, width 32, 10 pieces): the fuzz seed of the model file

@@ -71,6 +71,43 @@ pub struct Manifest {
     /// The in-browser query encoder for the bundles' model, when the build made one (e5 only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoder: Option<EncoderEntry>,
+    /// The index across all its laws ([`crate::federal::files`]), when `paragraf federal` wrote one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub federal: Option<FederalEntry>,
+}
+
+/// A file the manifest lists by name, size and hash.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// File name (content-hashed).
+    pub file: String,
+    /// File size.
+    pub bytes: u64,
+    /// SHA-256 of the file (lower-case hex).
+    pub sha256: String,
+}
+
+impl FileEntry {
+    /// Checks `bytes` against this entry (see [`verify_bytes`]).
+    pub fn verify(&self, bytes: &[u8]) -> Result<(), ManifestError> {
+        verify_bytes(&self.file, bytes, self.bytes, &self.sha256)
+    }
+}
+
+/// The index across laws: its head file, its posting shards, and what it holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FederalEntry {
+    /// The head file (laws, sections, dictionary, sign vectors).
+    pub head: FileEntry,
+    /// Posting shards, in order: shard `n` is `shards[n]`.
+    pub shards: Vec<FileEntry>,
+    /// Laws indexed.
+    pub laws: usize,
+    /// Sections indexed.
+    pub sections: usize,
+    /// Model of the section vectors (`None`: lexical only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// The browser's model file ([`crate::encoder::file`]): what lets the app embed questions with no server.
@@ -372,6 +409,10 @@ impl Manifest {
                     .filter_map(|l| l.expansions.as_ref()?.file()),
             )
             .chain(self.encoder.iter().map(|e| e.file.as_str()))
+            .chain(self.federal.iter().flat_map(|f| {
+                std::iter::once(f.head.file.as_str())
+                    .chain(f.shards.iter().map(|s| s.file.as_str()))
+            }))
     }
 }
 

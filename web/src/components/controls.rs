@@ -9,6 +9,46 @@ use crate::components::law_picker::LawPicker;
 use crate::context::{save_proxy_url, Ctx};
 use crate::state::EncoderChoice;
 
+/// The search box and its button (inside a page's form, whose submit runs [`Ctx::submit`]).
+#[component]
+pub fn SearchRow(placeholder: &'static str) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    view! {
+        <label for="q" class="visually-hidden">"Suchanfrage"</label>
+        <div class="searchrow">
+            <input id="q" name="q" type="search" autocomplete="off" enterkeyhint="search"
+                placeholder=placeholder
+                prop:value=move || ctx.input.get()
+                on:input=move |ev| ctx.input.set(event_target_value(&ev))/>
+            <button type="submit">"Suchen"</button>
+        </div>
+    }
+}
+
+/// Hybrid, dense or BM25 (this page and the one over all laws).
+#[component]
+pub fn ModeChoice() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let mode_radio = move |mode: Mode, label: &'static str, hint: &'static str| {
+        view! {
+            <label title=hint>
+                <input type="radio" name="mode" value=mode.name()
+                    prop:checked=move || ctx.mode.get() == mode
+                    on:change=move |_| ctx.mode.set(mode)/>
+                {label}
+            </label>
+        }
+    };
+    view! {
+        <fieldset class="modes">
+            <legend>"Verfahren"</legend>
+            {mode_radio(Mode::Hybrid, "Hybrid", "BM25 und Vektoren, per Reciprocal Rank Fusion vereint")}
+            {mode_radio(Mode::Dense, "Dicht", "Nur Vektoren (Anfragevektor vom Einbettungsdienst oder im Browser berechnet)")}
+            {mode_radio(Mode::Bm25, "BM25", "Nur lexikalisch, ohne jedes Netz")}
+        </fieldset>
+    }
+}
+
 /// The form.
 #[component]
 pub fn Controls() -> impl IntoView {
@@ -68,39 +108,17 @@ pub fn Controls() -> impl IntoView {
             .map(|s| s.description())
             .unwrap_or_default()
     };
-    let mode_radio = move |mode: Mode, label: &'static str, hint: &'static str| {
-        view! {
-            <label title=hint>
-                <input type="radio" name="mode" value=mode.name()
-                    prop:checked=move || ctx.mode.get() == mode
-                    on:change=move |_| ctx.mode.set(mode)/>
-                {label}
-            </label>
-        }
-    };
     let proxy_draft = RwSignal::new(ctx.proxy_url.get_untracked());
     view! {
         <form class="search" role="search" on:submit=on_submit>
-            <label for="q" class="visually-hidden">"Suchanfrage"</label>
-            <div class="searchrow">
-                <input id="q" name="q" type="search" autocomplete="off" enterkeyhint="search"
-                    placeholder="Frage oder Zitat, z. B. „Meinungsfreiheit“ oder „Art. 1 GG“ (Taste /)"
-                    prop:value=move || ctx.input.get()
-                    on:input=move |ev| ctx.input.set(event_target_value(&ev))/>
-                <button type="submit">"Suchen"</button>
-            </div>
+            <SearchRow placeholder="Frage oder Zitat, z. B. „Meinungsfreiheit“ oder „Art. 1 GG“ (Taste /)"/>
             <div class="controls">
                 <LawPicker/>
                 <label>"Strategie "
                     <select id="strategy" name="s" aria-describedby="strategy-description"
                         on:change=move |ev| ctx.strategy.set(event_target_value(&ev))>{strategies}</select>
                 </label>
-                <fieldset class="modes">
-                    <legend>"Verfahren"</legend>
-                    {mode_radio(Mode::Hybrid, "Hybrid", "BM25 und Vektoren, per Reciprocal Rank Fusion vereint")}
-                    {mode_radio(Mode::Dense, "Dicht", "Nur Vektoren (Anfragevektor vom Einbettungsdienst oder im Browser berechnet)")}
-                    {mode_radio(Mode::Bm25, "BM25", "Nur lexikalisch, ohne jedes Netz")}
-                </fieldset>
+                <ModeChoice/>
                 <label title="Alltagswörter auch in der Sprache des Gesetzes suchen (Kaution → Sicherheitsleistung)">
                     <input id="expand" type="checkbox" prop:checked=move || ctx.expand.get()
                         on:change=move |ev| ctx.expand.set(event_target_checked(&ev))/>

@@ -7,12 +7,29 @@ use paragraf_core::engine::{Mode, SearchOutcome, SectionHit, UnitRoute};
 
 use crate::context::Ctx;
 use crate::highlight::runs;
-use crate::load::{Outcome, VectorSource};
+use crate::load::{Embedded, Outcome, VectorSource};
 use crate::state::UrlState;
 use paragraf_core::definitions::Definition;
 use paragraf_core::results::{citations, cited_by, hit_spans, Citation, MAX_HIT_CITATIONS};
 
-fn mode_label(mode: Mode) -> &'static str {
+/// Where the query vector came from, for the line above results.
+pub fn vector_note(embedded: Option<&Embedded>) -> String {
+    match embedded {
+        Some(e) => format!(
+            " · Anfragevektor {} ({}) {:.0} ms",
+            match e.source {
+                VectorSource::Browser => "im Browser berechnet",
+                VectorSource::Server => "über den Server",
+            },
+            e.model,
+            e.ms
+        ),
+        None => " · nur lexikalisch".to_string(),
+    }
+}
+
+/// The mode's German name.
+pub fn mode_label(mode: Mode) -> &'static str {
     match mode {
         Mode::Dense => "dicht",
         Mode::Bm25 => "BM25",
@@ -44,18 +61,7 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
         outcome.strategy.entry.strategy,
         mode_label(outcome.search.mode),
         outcome.retrieval_ms,
-        match &outcome.embedded {
-            Some(e) => format!(
-                " · Anfragevektor {} ({}) {:.0} ms",
-                match e.source {
-                    VectorSource::Browser => "im Browser berechnet",
-                    VectorSource::Server => "über den Server",
-                },
-                e.model,
-                e.ms
-            ),
-            None => " · nur lexikalisch".to_string(),
-        }
+        vector_note(outcome.embedded.as_ref())
     ) + &match (outcome.graph_weight, graph) {
         (w, _) if w > 0.0 => format!(" · Verweisgraph (Gewicht {w})").replace('.', ","),
         (_, true) => " · Verweisgraph bei BM25 ohne Wirkung".to_string(),

@@ -1,4 +1,5 @@
 //! The app's pages.
 
+pub mod all_laws;
 pub mod search;
 pub mod strategies;

@@ -251,6 +251,14 @@ pub fn run(args: BuildArgs) -> Result<()> {
             entry.file, entry.bytes, entry.rows, entry.pieces
         );
     }
+    // The index across laws: written again when a law changed (a change drops the old one from the manifest).
+    if args.laws.is_some()
+        && paragraf_bundler::manifest::load_or_new(&args.out)?
+            .federal
+            .is_none()
+    {
+        super::federal::write(&args.out, paragraf_core::federal::files::SHARD_BYTES)?;
+    }
     for name in remove_orphans(&args.out, started)? {
         eprintln!("removed {name}: a bundle manifest.json does not list, left by an earlier build that was killed");
     }

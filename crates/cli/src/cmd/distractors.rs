@@ -10,7 +10,8 @@ use paragraf_core::eval::gold::Gold;
 use paragraf_core::eval::metrics::recall_at;
 use paragraf_core::eval::stats::{bootstrap_ci, paired_permutation_test};
 use paragraf_core::eval::Question;
-use paragraf_core::federal::{FederalIndex, FederalLaw, SECTION_STRATEGY};
+use paragraf_core::federal::files::{FederalHead, SHARD_BYTES};
+use paragraf_core::federal::{FederalHit, FederalIndex, FederalLaw, SECTION_STRATEGY};
 use paragraf_core::manifest::MANIFEST;
 use paragraf_core::Law;
 use std::collections::HashMap;
@@ -60,6 +61,9 @@ fn load(source: &Path) -> Result<Vec<(Law, Option<StrategyBundle>)>> {
     Ok(laws)
 }
 
+/// One search of a question (text, vector) over one index.
+type SearchFn<'a> = dyn Fn(&str, Option<&[f32]>) -> Result<Vec<FederalHit>> + 'a;
+
 fn parts(laws: &[(Law, Option<StrategyBundle>)]) -> Vec<FederalLaw<'_>> {
     laws.iter()
         .map(|(law, bundle)| FederalLaw {
@@ -98,6 +102,8 @@ pub fn run(
         t0.elapsed().as_secs_f64()
     );
     let alone = FederalIndex::new(&parts(&laws[own..=own]))?;
+    // What the browser searches: the same sections, sign bits for the vectors, postings in shards.
+    let (head, shards) = FederalHead::build(&parts(&laws), SHARD_BYTES)?;
     let vectors = match (modes.iter().any(|m| *m != Mode::Bm25), among.model()) {
         (true, Some(model)) => Some(embed(model)?),
         (true, None) => anyhow::bail!(
@@ -107,7 +113,7 @@ pub fn run(
         (false, _) => None,
     };
     let mut out = format!(
-        "# {law} alone vs among {} laws ({} sections)\n\n{} questions; Recall@10 [95 % bootstrap CI]; p: paired permutation test alone vs among ({rounds} rounds, seed {seed}).\n\n| mode | {law} alone | among all | Δ | p | top hit from {law} (alone → among) | laws of the other top hits |\n|---|---|---|---|---|---|---|\n",
+        "# {law} alone vs among {} laws ({} sections)\n\n{} questions; Recall@10 [95 % bootstrap CI]; p: paired permutation test alone vs among ({rounds} rounds, seed {seed}). \"Browser layout\": among all, as the app searches them (sign bits of the vectors, sharded postings); p against among all.\n\n| mode | {law} alone | among all | Δ | p | browser layout | p | top hit from {law} (alone → among) | laws of the other top hits |\n|---|---|---|---|---|---|---|---|---|\n",
         laws.len(),
         among.len(),
         questions.len(),
@@ -118,12 +124,12 @@ pub fn run(
             citations_first: false,
             ..SearchOptions::default()
         };
-        let recall = |index: &FederalIndex, own_law: u32| -> Result<(Vec<f64>, Vec<u32>)> {
+        let recall = |search: &SearchFn, own_law: u32| -> Result<(Vec<f64>, Vec<u32>)> {
             let mut recalls = Vec::new();
             let mut top_laws = Vec::new();
             for (i, text) in texts.iter().enumerate() {
                 let vector = vectors.as_ref().map(|v| v[i].as_slice());
-                let (hits, _) = index.search(text, vector, &options)?;
+                let hits = search(text, vector)?;
                 let ranking: Vec<(u32, u32)> = hits.iter().map(|h| (h.law, h.section)).collect();
                 let gold: Vec<(u32, u32)> =
                     gold.sections[i].iter().map(|&s| (own_law, s)).collect();
@@ -134,12 +140,32 @@ pub fn run(
             }
             Ok((recalls, top_laws))
         };
-        let (alone_r, alone_top) = recall(&alone, 0)?;
-        let (among_r, among_top) = recall(&among, own as u32)?;
+        let alone_search = |text: &str, vector: Option<&[f32]>| -> Result<Vec<FederalHit>> {
+            Ok(alone.search(text, vector, &options)?.0)
+        };
+        let among_search = |text: &str, vector: Option<&[f32]>| -> Result<Vec<FederalHit>> {
+            Ok(among.search(text, vector, &options)?.0)
+        };
+        let (alone_r, alone_top) = recall(&alone_search, 0)?;
+        let (among_r, among_top) = recall(&among_search, own as u32)?;
+        let browser = |text: &str, vector: Option<&[f32]>| -> Result<Vec<FederalHit>> {
+            let terms = head.query_terms(text);
+            Ok(head
+                .search(
+                    &terms,
+                    vector,
+                    &options,
+                    |n| shards.get(n as usize),
+                    |_| true,
+                )?
+                .0)
+        };
+        let (browser_r, _) = recall(&browser, own as u32)?;
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         let ci = |v: &[f64]| bootstrap_ci(v, 0.95, rounds, seed).context("bootstrap");
         let ((a_lo, a_hi), (b_lo, b_hi)) = (ci(&alone_r)?, ci(&among_r)?);
         let p = paired_permutation_test(&alone_r, &among_r, rounds, seed)?.p_value;
+        let p_browser = paired_permutation_test(&among_r, &browser_r, rounds, seed)?.p_value;
         let share = |top: &[u32], own_law: u32| {
             top.iter().filter(|&&l| l == own_law).count() as f64 / top.len().max(1) as f64
         };
@@ -158,10 +184,11 @@ pub fn run(
             .map(|(l, n)| format!("{} {n}", laws[*l as usize].0.abbreviation))
             .collect();
         out.push_str(&format!(
-            "| {mode} | {:.4} [{a_lo:.4}, {a_hi:.4}] | {:.4} [{b_lo:.4}, {b_hi:.4}] | {:+.4} | {p:.4} | {:.1} % → {:.1} % | {} |\n",
+            "| {mode} | {:.4} [{a_lo:.4}, {a_hi:.4}] | {:.4} [{b_lo:.4}, {b_hi:.4}] | {:+.4} | {p:.4} | {:.4} | {p_browser:.4} | {:.1} % → {:.1} % | {} |\n",
             mean(&alone_r),
             mean(&among_r),
             mean(&among_r) - mean(&alone_r),
+            mean(&browser_r),
             100.0 * share(&alone_top, 0),
             100.0 * share(&among_top, own as u32),
             named.join(", ")

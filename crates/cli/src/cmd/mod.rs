@@ -6,6 +6,7 @@ pub mod corpus;
 pub mod distractors;
 pub mod embed;
 pub mod eval;
+pub mod federal;
 pub mod library;
 pub mod mcp;
 pub mod model;

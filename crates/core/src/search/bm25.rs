@@ -38,10 +38,12 @@ impl Default for Bm25Params {
     }
 }
 
-/// A BM25 index; see the module docs.
+/// What scoring needs besides the postings: the vocabulary with its frequencies, document lengths and
+/// parameters. It is also the query's [`Lexicon`] for decompounding. A [`Bm25Index`] is a dictionary plus all
+/// postings; split with [`Bm25Index::into_shards`], the dictionary travels alone and [`PostingShard`]s are
+/// fetched only for the terms a query has (the browser's index over all federal law).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(try_from = "RawBm25Index")]
-pub struct Bm25Index {
+pub struct Bm25Dictionary {
     params: Bm25Params,
     analyzer: AnalyzerConfig,
     /// Sorted vocabulary.
@@ -50,87 +52,227 @@ pub struct Bm25Index {
     lexicon: Vec<u32>,
     /// Per term: number of documents containing it.
     doc_freq: Vec<u32>,
-    /// Per term `t`: its postings are `postings[offsets[t]..offsets[t + 1]]`.
-    offsets: Vec<u32>,
-    /// `(doc delta, tf)` varint pairs.
-    postings: Vec<u8>,
     /// Terms per document.
     doc_len: Vec<u32>,
     /// Mean of `doc_len`.
     avg_len: f32,
 }
 
-/// The serialised form, checked into [`Bm25Index`] so that a bad bundle fails on load, not mid-query.
-#[derive(Deserialize)]
-struct RawBm25Index {
-    params: Bm25Params,
-    analyzer: AnalyzerConfig,
-    terms: Vec<String>,
-    lexicon: Vec<u32>,
-    doc_freq: Vec<u32>,
+/// A BM25 index; see the module docs.
+#[derive(Clone, Debug)]
+pub struct Bm25Index {
+    dictionary: Bm25Dictionary,
+    /// Per term `t`: its postings are `postings[offsets[t]..offsets[t + 1]]`.
     offsets: Vec<u32>,
+    /// `(doc delta, tf)` varint pairs.
     postings: Vec<u8>,
-    doc_len: Vec<u32>,
-    avg_len: f32,
 }
 
-impl TryFrom<RawBm25Index> for Bm25Index {
-    type Error = Bm25FormatError;
-    fn try_from(raw: RawBm25Index) -> Result<Self, Bm25FormatError> {
+/// The postings of a contiguous range of terms (`first_term..first_term + terms()`), checked against its
+/// dictionary by [`PostingShard::check`] before use.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PostingShard {
+    /// Id of the shard's first term.
+    pub first_term: u32,
+    /// Per term of the shard: postings are `postings[offsets[i]..offsets[i + 1]]`.
+    offsets: Vec<u32>,
+    postings: Vec<u8>,
+}
+
+impl Bm25Dictionary {
+    /// Checks that the parts fit together (a corrupt or foreign file fails here, not mid-query).
+    pub fn check(&self) -> Result<(), Bm25FormatError> {
         let fail = |what| Err(Bm25FormatError(what));
-        let n = raw.terms.len();
-        if raw.lexicon.len() != n || raw.doc_freq.len() != n || raw.offsets.len() != n + 1 {
+        let n = self.terms.len();
+        if self.lexicon.len() != n || self.doc_freq.len() != n {
             return fail("per-term vectors differ in length");
         }
-        if !raw.terms.windows(2).all(|w| w[0] < w[1]) {
+        if !self.terms.windows(2).all(|w| w[0] < w[1]) {
             return fail("vocabulary not sorted");
         }
-        if raw.offsets[0] != 0
-            || !raw.offsets.windows(2).all(|w| w[0] <= w[1])
-            || raw.offsets[n] as usize != raw.postings.len()
+        if !self.avg_len.is_finite() || !self.params.k1.is_finite() || !self.params.b.is_finite() {
+            return fail("parameters not finite");
+        }
+        if self
+            .doc_freq
+            .iter()
+            .any(|&df| df as usize > self.doc_len.len())
+        {
+            return fail("document frequency above the number of documents");
+        }
+        Ok(())
+    }
+
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.doc_len.len()
+    }
+
+    /// Whether no documents are indexed.
+    pub fn is_empty(&self) -> bool {
+        self.doc_len.is_empty()
+    }
+
+    /// Vocabulary size.
+    pub fn num_terms(&self) -> usize {
+        self.terms.len()
+    }
+
+    fn term_id(&self, term: &str) -> Option<usize> {
+        self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()
+    }
+
+    /// The analysed terms of a query, as the index sees them.
+    pub fn query_terms(&self, query: &str) -> Vec<String> {
+        Analyzer::new(self.analyzer).terms(query, Some(self))
+    }
+
+    /// The ids of the known terms among `terms` (what a query needs postings for), sorted, without repeats.
+    pub fn term_ids(&self, terms: &[(String, f32)]) -> Vec<u32> {
+        let mut ids: Vec<u32> = terms
+            .iter()
+            .filter_map(|(t, _)| self.term_id(t).map(|i| i as u32))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// BM25 scores of every document for weighted, analysed terms, reading each term's postings through
+    /// `postings` (`None`: the term is skipped).
+    fn scores_with<'p>(
+        &self,
+        terms: &[(String, f32)],
+        postings: impl Fn(usize) -> Option<&'p [u8]>,
+    ) -> Vec<f32> {
+        let mut query_weight: HashMap<usize, f32> = HashMap::new();
+        for (term, weight) in terms {
+            if let Some(t) = self.term_id(term) {
+                *query_weight.entry(t).or_insert(0.0) += weight;
+            }
+        }
+        let n = self.len() as f32;
+        let Bm25Params { k1, b } = self.params;
+        let (base, per_term) = (k1 * (1.0 - b), k1 * b / self.avg_len.max(f32::MIN_POSITIVE));
+        let mut scores = vec![0.0f32; self.len()];
+        let mut query_weight: Vec<(usize, f32)> = query_weight.into_iter().collect();
+        query_weight.sort_unstable_by_key(|&(t, _)| t);
+        for (t, qw) in query_weight {
+            let Some(mut bytes) = postings(t) else {
+                continue;
+            };
+            let df = self.doc_freq[t] as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let weight = qw * idf * (k1 + 1.0);
+            let mut doc = 0u32;
+            while !bytes.is_empty() {
+                doc += read_varint(&mut bytes);
+                let tf = read_varint(&mut bytes) as f32;
+                let norm = base + per_term * self.doc_len[doc as usize] as f32;
+                scores[doc as usize] += weight * tf / (tf + norm);
+            }
+        }
+        scores
+    }
+
+    /// [`Bm25Index::scores_weighted`] over shards: `shard(t)` gives the loaded shard holding term `t`. A term
+    /// whose shard is missing is an error naming the term id, since silently dropping it would change the ranking.
+    pub fn scores_sharded<'s>(
+        &self,
+        terms: &[(String, f32)],
+        shard: impl Fn(u32) -> Option<&'s PostingShard>,
+    ) -> Result<Vec<f32>, u32> {
+        let ids = self.term_ids(terms);
+        if let Some(&missing) = ids.iter().find(|&&t| shard(t).is_none()) {
+            return Err(missing);
+        }
+        Ok(self.scores_with(terms, |t| shard(t as u32)?.postings_of(t as u32)))
+    }
+}
+
+impl Lexicon for Bm25Dictionary {
+    fn frequency(&self, stem: &str) -> u32 {
+        self.term_id(stem).map_or(0, |t| self.lexicon[t])
+    }
+}
+
+impl PostingShard {
+    /// Number of terms in the shard.
+    pub fn terms(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Whether term `t` is in this shard.
+    pub fn holds(&self, t: u32) -> bool {
+        t >= self.first_term && ((t - self.first_term) as usize) < self.terms()
+    }
+
+    fn postings_of(&self, t: u32) -> Option<&[u8]> {
+        if !self.holds(t) {
+            return None;
+        }
+        let i = (t - self.first_term) as usize;
+        Some(&self.postings[self.offsets[i] as usize..self.offsets[i + 1] as usize])
+    }
+
+    /// Checks the shard against its dictionary: offsets in order, every posting list decodes to documents that
+    /// exist, in the number the dictionary records.
+    pub fn check(&self, dictionary: &Bm25Dictionary) -> Result<(), Bm25FormatError> {
+        let fail = |what| Err(Bm25FormatError(what));
+        let n = self.terms();
+        if self.offsets.is_empty()
+            || self.offsets[0] != 0
+            || !self.offsets.windows(2).all(|w| w[0] <= w[1])
+            || self.offsets[n] as usize != self.postings.len()
         {
             return fail("posting offsets out of order or range");
         }
-        if !raw.avg_len.is_finite() || !raw.params.k1.is_finite() || !raw.params.b.is_finite() {
-            return fail("parameters not finite");
+        if self.first_term as usize + n > dictionary.num_terms() {
+            return fail("posting shard for terms the dictionary does not have");
         }
-        for t in 0..n {
-            let mut bytes = &raw.postings[raw.offsets[t] as usize..raw.offsets[t + 1] as usize];
-            let (mut doc, mut count) = (0u64, 0u32);
-            while !bytes.is_empty() {
-                let (Some(delta), Some(_tf)) = (
-                    read_varint_checked(&mut bytes),
-                    read_varint_checked(&mut bytes),
-                ) else {
-                    return fail("truncated posting list");
-                };
-                doc += u64::from(delta);
-                count += 1;
-                if doc >= raw.doc_len.len() as u64 {
-                    return fail("posting for a document that does not exist");
-                }
-            }
-            if count != raw.doc_freq[t] {
-                return fail("document frequency disagrees with postings");
-            }
-        }
-        Ok(Self {
-            params: raw.params,
-            analyzer: raw.analyzer,
-            terms: raw.terms,
-            lexicon: raw.lexicon,
-            doc_freq: raw.doc_freq,
-            offsets: raw.offsets,
-            postings: raw.postings,
-            doc_len: raw.doc_len,
-            avg_len: raw.avg_len,
-        })
+        check_postings(
+            &self.offsets,
+            &self.postings,
+            &dictionary.doc_freq[self.first_term as usize..self.first_term as usize + n],
+            dictionary.len(),
+        )
     }
+}
+
+/// Every posting list decodes, stays below `docs` and has as many entries as `doc_freq` says.
+fn check_postings(
+    offsets: &[u32],
+    postings: &[u8],
+    doc_freq: &[u32],
+    docs: usize,
+) -> Result<(), Bm25FormatError> {
+    let fail = |what| Err(Bm25FormatError(what));
+    for (t, df) in doc_freq.iter().enumerate() {
+        let mut bytes = &postings[offsets[t] as usize..offsets[t + 1] as usize];
+        let (mut doc, mut count) = (0u64, 0u32);
+        while !bytes.is_empty() {
+            let (Some(delta), Some(_tf)) = (
+                read_varint_checked(&mut bytes),
+                read_varint_checked(&mut bytes),
+            ) else {
+                return fail("truncated posting list");
+            };
+            doc += u64::from(delta);
+            count += 1;
+            if doc >= docs as u64 {
+                return fail("posting for a document that does not exist");
+            }
+        }
+        if count != *df {
+            return fail("document frequency disagrees with postings");
+        }
+    }
+    Ok(())
 }
 
 impl Lexicon for Bm25Index {
     fn frequency(&self, stem: &str) -> u32 {
-        self.term_id(stem).map_or(0, |t| self.lexicon[t])
+        self.dictionary.frequency(stem)
     }
 }
 
@@ -213,31 +355,33 @@ impl Bm25Index {
         let avg_len =
             (doc_len.iter().map(|&l| f64::from(l)).sum::<f64>() / docs.len().max(1) as f64) as f32;
         Self {
-            params,
-            analyzer,
-            terms,
-            lexicon,
-            doc_freq,
+            dictionary: Bm25Dictionary {
+                params,
+                analyzer,
+                terms,
+                lexicon,
+                doc_freq,
+                doc_len,
+                avg_len,
+            },
             offsets,
             postings,
-            doc_len,
-            avg_len,
         }
     }
 
     /// Number of documents.
     pub fn len(&self) -> usize {
-        self.doc_len.len()
+        self.dictionary.len()
     }
 
     /// Whether no documents are indexed.
     pub fn is_empty(&self) -> bool {
-        self.doc_len.is_empty()
+        self.dictionary.is_empty()
     }
 
     /// Vocabulary size.
     pub fn num_terms(&self) -> usize {
-        self.terms.len()
+        self.dictionary.num_terms()
     }
 
     /// Bytes of encoded postings.
@@ -247,31 +391,28 @@ impl Bm25Index {
 
     /// The analyzer configuration the index was built with.
     pub fn analyzer(&self) -> AnalyzerConfig {
-        self.analyzer
+        self.dictionary.analyzer
     }
 
     /// The BM25 parameters.
     pub fn params(&self) -> Bm25Params {
-        self.params
+        self.dictionary.params
     }
 
     /// Changes k1/b (they only enter scoring, so no rebuild is needed).
     pub fn set_params(&mut self, params: Bm25Params) {
-        self.params = params;
-    }
-
-    fn term_id(&self, term: &str) -> Option<usize> {
-        self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()
+        self.dictionary.params = params;
     }
 
     /// The analysed terms of a query, as the index sees them.
     pub fn query_terms(&self, query: &str) -> Vec<String> {
-        Analyzer::new(self.analyzer).terms(query, Some(self))
+        self.dictionary.query_terms(query)
     }
 
     /// In how many documents `term` (an index term, e.g. a stem) occurs.
     pub fn doc_freq(&self, term: &str) -> u32 {
-        self.term_id(term).map_or(0, |t| self.doc_freq[t])
+        let d = &self.dictionary;
+        d.term_id(term).map_or(0, |t| d.doc_freq[t])
     }
 
     /// BM25 scores of every document for `query` (0 for documents sharing no term).
@@ -287,32 +428,35 @@ impl Bm25Index {
     /// BM25 scores for already analysed terms, each with a weight that scales its contribution (a term listed
     /// twice counts with the sum of its weights; unknown terms are ignored).
     pub fn scores_weighted(&self, terms: &[(String, f32)]) -> Vec<f32> {
-        let mut query_weight: HashMap<usize, f32> = HashMap::new();
-        for (term, weight) in terms {
-            if let Some(t) = self.term_id(term) {
-                *query_weight.entry(t).or_insert(0.0) += weight;
+        self.dictionary.scores_with(terms, |t| {
+            Some(&self.postings[self.offsets[t] as usize..self.offsets[t + 1] as usize])
+        })
+    }
+
+    /// Splits the index into its dictionary and posting shards of contiguous terms, each about `shard_bytes`
+    /// of postings (a term's list is never split, so a very common term may make a shard larger). The shard
+    /// holding term `t` is the last whose `first_term` is at most `t`.
+    pub fn into_shards(self, shard_bytes: usize) -> (Bm25Dictionary, Vec<PostingShard>) {
+        let mut shards = Vec::new();
+        let terms = self.dictionary.num_terms();
+        let mut first = 0;
+        while first < terms {
+            let start = self.offsets[first];
+            let mut end = first + 1;
+            while end < terms && (self.offsets[end + 1] - start) as usize <= shard_bytes {
+                end += 1;
             }
+            shards.push(PostingShard {
+                first_term: first as u32,
+                offsets: self.offsets[first..=end]
+                    .iter()
+                    .map(|o| o - start)
+                    .collect(),
+                postings: self.postings[start as usize..self.offsets[end] as usize].to_vec(),
+            });
+            first = end;
         }
-        let n = self.len() as f32;
-        let Bm25Params { k1, b } = self.params;
-        let (base, per_term) = (k1 * (1.0 - b), k1 * b / self.avg_len.max(f32::MIN_POSITIVE));
-        let mut scores = vec![0.0f32; self.len()];
-        let mut query_weight: Vec<(usize, f32)> = query_weight.into_iter().collect();
-        query_weight.sort_unstable_by_key(|&(t, _)| t);
-        for (t, qw) in query_weight {
-            let df = self.doc_freq[t] as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            let weight = qw * idf * (k1 + 1.0);
-            let mut bytes = &self.postings[self.offsets[t] as usize..self.offsets[t + 1] as usize];
-            let mut doc = 0u32;
-            while !bytes.is_empty() {
-                doc += read_varint(&mut bytes);
-                let tf = read_varint(&mut bytes) as f32;
-                let norm = base + per_term * self.doc_len[doc as usize] as f32;
-                scores[doc as usize] += weight * tf / (tf + norm);
-            }
-        }
-        scores
+        (self.dictionary, shards)
     }
 
     /// The best `k` documents for `query`, best first; only documents sharing a term with it.
@@ -327,7 +471,7 @@ impl Bm25Index {
 }
 
 /// The best `k` positive scores, best first.
-fn top_k(scores: Vec<f32>, k: usize) -> Vec<Hit> {
+pub(crate) fn top_k(scores: Vec<f32>, k: usize) -> Vec<Hit> {
     let mut top = TopK::new(k);
     for (i, score) in scores.into_iter().enumerate() {
         if score > 0.0 && score >= top.threshold() {
@@ -397,13 +541,41 @@ mod tests {
     }
 
     #[test]
-    fn serde_round_trip_keeps_results() {
+    fn shards_score_exactly_like_the_whole_index_and_check_their_parts() {
         let index = Bm25Index::build(&DOCS, AnalyzerConfig::default(), Bm25Params::default());
-        let json = serde_json::to_string(&index).unwrap();
-        let back: Bm25Index = serde_json::from_str(&json).unwrap();
+        let whole = index.clone();
+        let query: Vec<(String, f32)> = whole
+            .query_terms("Mängel der Mietsache, Minderung beim Kaufvertrag")
+            .into_iter()
+            .map(|t| (t, 1.0))
+            .collect();
+        let (dictionary, shards) = index.into_shards(16);
+        assert!(shards.len() > 3, "{} shards", shards.len());
+        dictionary.check().unwrap();
+        let decoded: Bm25Dictionary =
+            postcard::from_bytes(&postcard::to_allocvec(&dictionary).unwrap()).unwrap();
+        for shard in &shards {
+            shard.check(&decoded).unwrap();
+        }
+        let find = |t: u32| shards.iter().find(|s| s.holds(t));
         assert_eq!(
-            back.search("Mängel der Mietsache", 3),
-            index.search("Mängel der Mietsache", 3)
+            decoded.scores_sharded(&query, find).unwrap(),
+            whole.scores_weighted(&query)
         );
+        // A shard the query needs but that is not loaded is named, not skipped.
+        let needed = decoded.term_ids(&query);
+        let without = |t: u32| find(t).filter(|s| !s.holds(needed[0]));
+        assert_eq!(decoded.scores_sharded(&query, without), Err(needed[0]));
+        // A shard against another dictionary, or with broken offsets, is refused.
+        let mut broken = shards[0].clone();
+        broken.offsets[1] = u32::MAX;
+        assert_eq!(
+            broken.check(&decoded).unwrap_err().to_string(),
+            "corrupt BM25 index: posting offsets out of order or range"
+        );
+        let small = Bm25Index::build(&DOCS[..1], AnalyzerConfig::default(), Bm25Params::default())
+            .into_shards(1 << 20)
+            .0;
+        assert!(shards.iter().any(|s| s.check(&small).is_err()));
     }
 }

@@ -17,6 +17,8 @@ use crate::search::fusion::{reciprocal_rank_fusion, Ranked};
 use crate::search::Hit;
 use crate::vectors::Int8Vectors;
 
+pub mod files;
+
 /// The strategy whose vectors the federal index uses: one unit, one vector per section.
 pub const SECTION_STRATEGY: &str = "section";
 
@@ -35,6 +37,8 @@ pub struct FederalHit {
     pub law: u32,
     /// Index into that law's [`Law::sections`].
     pub section: u32,
+    /// Index of the section among all the index holds.
+    pub doc: u32,
     /// BM25 score, cosine or fused reciprocal-rank score, as the mode gives.
     pub score: f32,
 }
@@ -160,41 +164,22 @@ impl FederalIndex {
                 Some((store, owners, v))
             }
         };
-        let k = options.section_k;
-        let depth = options.fusion_depth.max(k);
-        let dense_hits = |k: usize| -> Vec<Hit> {
-            let (store, owners, v) = dense.expect("dense input");
-            top_rows(store, v, k, None)
-                .into_iter()
-                .map(|h| Hit {
-                    index: owners[h.index as usize],
-                    score: h.score,
-                })
-                .collect()
-        };
-        let (ranking, mode) = match (options.mode, dense) {
-            (Mode::Dense, Some(_)) => (dense_hits(k), Mode::Dense),
-            (Mode::Hybrid, Some(_)) => {
-                let ids = |hits: Vec<Hit>| hits.into_iter().map(|h| h.index).collect::<Vec<_>>();
-                let (lexical, dense) = (ids(self.bm25.search(text, depth)), ids(dense_hits(depth)));
-                let fused = reciprocal_rank_fusion(
-                    &[
-                        Ranked {
-                            ids: &lexical,
-                            weight: options.bm25_weight,
-                        },
-                        Ranked {
-                            ids: &dense,
-                            weight: options.dense_weight,
-                        },
-                    ],
-                    options.rrf_k,
-                    k,
-                );
-                (fused, Mode::Hybrid)
+        let dense_hits = dense.map(|(store, owners, v)| {
+            move |k: usize| -> Vec<Hit> {
+                top_rows(store, v, k, None)
+                    .into_iter()
+                    .map(|h| Hit {
+                        index: owners[h.index as usize],
+                        score: h.score,
+                    })
+                    .collect()
             }
-            _ => (self.bm25.search(text, k), Mode::Bm25),
-        };
+        });
+        let (ranking, mode) = rank(
+            options,
+            |k| self.bm25.search(text, k),
+            dense_hits.as_ref().map(|f| f as &dyn Fn(usize) -> Vec<Hit>),
+        );
         Ok((
             ranking
                 .into_iter()
@@ -203,12 +188,48 @@ impl FederalIndex {
                     FederalHit {
                         law,
                         section,
+                        doc: h.index,
                         score: h.score,
                     }
                 })
                 .collect(),
             mode,
         ))
+    }
+}
+
+/// The section ranking of `options.mode` from a lexical list and, when there is a query vector, a dense one
+/// (each asked for the depth it must reach), fused as [`crate::engine::search`] fuses them for one law: what
+/// [`FederalIndex`] and [`files::FederalHead`] share.
+fn rank(
+    options: &SearchOptions,
+    lexical: impl Fn(usize) -> Vec<Hit>,
+    dense: Option<&dyn Fn(usize) -> Vec<Hit>>,
+) -> (Vec<Hit>, Mode) {
+    let k = options.section_k;
+    let depth = options.fusion_depth.max(k);
+    match (options.mode, dense) {
+        (Mode::Dense, Some(dense)) => (dense(k), Mode::Dense),
+        (Mode::Hybrid, Some(dense)) => {
+            let ids = |hits: Vec<Hit>| hits.into_iter().map(|h| h.index).collect::<Vec<_>>();
+            let (lexical, dense) = (ids(lexical(depth)), ids(dense(depth)));
+            let fused = reciprocal_rank_fusion(
+                &[
+                    Ranked {
+                        ids: &lexical,
+                        weight: options.bm25_weight,
+                    },
+                    Ranked {
+                        ids: &dense,
+                        weight: options.dense_weight,
+                    },
+                ],
+                options.rrf_k,
+                k,
+            );
+            (fused, Mode::Hybrid)
+        }
+        _ => (lexical(k), Mode::Bm25),
     }
 }
 
@@ -400,5 +421,175 @@ mod tests {
         }])
         .unwrap();
         assert_eq!(found(&lexical, "zwei", None, Mode::Hybrid), [(0, 0)]);
+    }
+
+    /// Two laws as federal index files, decoded again, with all their shards.
+    fn files(laws: &[FederalLaw], shard_bytes: usize) -> (files::FederalHead, Vec<Vec<u8>>) {
+        let (head, shards) = files::FederalHead::build(laws, shard_bytes).unwrap();
+        let shard_files = shards
+            .iter()
+            .enumerate()
+            .map(|(i, s)| files::FederalHead::shard_to_bytes(i as u32, s))
+            .collect();
+        (
+            files::FederalHead::from_bytes(&head.to_bytes()).unwrap(),
+            shard_files,
+        )
+    }
+
+    #[test]
+    fn files_rank_like_the_index_fetch_only_the_questions_shards_and_filter_laws() {
+        let miete = law(
+            "MietG",
+            &[
+                "Der Mieter zahlt die Miete.",
+                "Die Kaution ist zurückzuzahlen.",
+            ],
+        );
+        let steuer = law(
+            "StG",
+            &[
+                "Die Steuer ist jährlich zu erklären.",
+                "Der Mieter einer Wohnung zahlt keine Steuer.",
+            ],
+        );
+        let m = sections(&miete, "m", &[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]);
+        let s = sections(&steuer, "m", &[[0.0, 0.0, 1.0], [0.7, 0.0, 0.7]]);
+        let parts = [
+            FederalLaw {
+                law: &miete,
+                sections: Some(&m),
+            },
+            FederalLaw {
+                law: &steuer,
+                sections: Some(&s),
+            },
+        ];
+        let index = FederalIndex::new(&parts).unwrap();
+        let (head, shard_files) = files(&parts, 4);
+        assert_eq!(
+            (head.len(), head.laws(), head.model()),
+            (4, &["MietG".to_string(), "StG".to_string()][..], Some("m"))
+        );
+        assert!(head.shards() > 3, "{} shards", head.shards());
+        let loaded: Vec<_> = shard_files
+            .iter()
+            .enumerate()
+            .map(|(i, b)| head.shard_from_bytes(i as u32, b).unwrap())
+            .collect();
+        let all = |n: u32| loaded.get(n as usize);
+        for (text, vector, mode) in [
+            ("Steuer jährlich", None, Mode::Bm25),
+            ("Kaution Mieter", None, Mode::Hybrid),
+            ("x", Some([0.6, 0.0, 0.8]), Mode::Dense),
+            ("Mieter Steuer", Some([0.6, 0.0, 0.8]), Mode::Hybrid),
+        ] {
+            let options = SearchOptions {
+                mode,
+                ..SearchOptions::default()
+            };
+            let v = vector.as_ref().map(|v| &v[..]);
+            let (expected, _) = index.search(text, v, &options).unwrap();
+            let terms = head.query_terms(text);
+            let (hits, ran) = head.search(&terms, v, &options, all, |_| true).unwrap();
+            let pairs = |h: &[FederalHit]| {
+                h.iter()
+                    .map(|h| (h.law, h.section, h.doc))
+                    .collect::<Vec<_>>()
+            };
+            // Signs of these vectors order the sections as the vectors do.
+            assert_eq!(
+                (pairs(&hits), ran),
+                (
+                    pairs(&expected),
+                    if v.is_some() { mode } else { Mode::Bm25 }
+                ),
+                "{text}"
+            );
+            if mode == Mode::Bm25 {
+                let scores = |h: &[FederalHit]| h.iter().map(|h| h.score).collect::<Vec<_>>();
+                assert_eq!(
+                    scores(&hits),
+                    scores(&expected),
+                    "BM25 scores are the index's"
+                );
+            }
+            // Only the question's shards are needed: with just those the ranking is the same.
+            let needed = head.shards_for(&terms);
+            assert!(needed.len() < head.shards());
+            let only = |n: u32| all(n).filter(|_| needed.contains(&n));
+            assert_eq!(
+                head.search(&terms, v, &options, only, |_| true).unwrap().0,
+                hits
+            );
+        }
+        let doc = head.doc(
+            &head
+                .search(
+                    &head.query_terms("Kaution"),
+                    None,
+                    &SearchOptions::default(),
+                    all,
+                    |_| true,
+                )
+                .unwrap()
+                .0[0],
+        );
+        assert_eq!((doc.section, doc.designation.as_str()), (1, "§ 2"));
+        // A law left out of the search does not appear, in any mode.
+        let options = SearchOptions::default();
+        let (hits, _) = head
+            .search(
+                &head.query_terms("Mieter Steuer"),
+                Some(&[0.6, 0.0, 0.8]),
+                &options,
+                all,
+                |l| l == 0,
+            )
+            .unwrap();
+        assert!(
+            !hits.is_empty() && hits.iter().all(|h| h.law == 0),
+            "{hits:?}"
+        );
+        // A needed shard that is missing is named; a shard file under another number is refused.
+        let terms = head.query_terms("Kaution");
+        let needed = head.shards_for(&terms)[0];
+        assert_eq!(
+            head.search(
+                &terms,
+                None,
+                &options,
+                |n| all(n).filter(|_| n != needed),
+                |_| true
+            )
+            .unwrap_err()
+            .to_string(),
+            format!("the search needs posting shard {needed}, which is not loaded")
+        );
+        assert_eq!(
+            head.shard_from_bytes(1, &shard_files[0]).unwrap_err().to_string(),
+            "posting shard 0 arrived where shard 1 was expected. Most likely the folder mixes files of two builds; rebuild with `paragraf federal`"
+        );
+        // A shard of another head is refused by its terms.
+        let (other, other_shards) = files(&parts[..1], 4);
+        assert!(
+            other.shard_from_bytes(0, &shard_files[0]).is_err()
+                || other_shards.len() != shard_files.len()
+        );
+        // Truncated, foreign and wrong-magic files.
+        let bytes = head.to_bytes();
+        assert_eq!(
+            files::FederalHead::from_bytes(&bytes[..bytes.len() - 3]).unwrap_err().to_string(),
+            format!("bundle is truncated: the header announces {} payload bytes but {} are present. Most likely the download was interrupted: reload, or rebuild with `paragraf build`", bytes.len() - 24, bytes.len() - 27)
+        );
+        assert!(files::FederalHead::from_bytes(&shard_files[0])
+            .unwrap_err()
+            .to_string()
+            .starts_with("not a Paragraf federal index: the file starts with \"PGRF-FPS\""));
+        // A wrong query dimension is refused with the model's name.
+        assert_eq!(
+            head.search(&terms, Some(&[1.0, 0.0]), &options, all, |_| true).unwrap_err().to_string(),
+            "the query vector has 2 dimensions but the bundle's model (m) has 3. Most likely the query-embedding proxy serves another model"
+        );
     }
 }

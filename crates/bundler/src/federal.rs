@@ -1,0 +1,155 @@
+//! `paragraf federal`: the index across all laws of a bundle folder, as the browser fetches it
+//! ([`paragraf_core::federal::files`]): one head file and posting shards, content-hashed and listed in the
+//! manifest. `paragraf build --laws` writes it after its laws; rewriting it for an unchanged folder writes the same
+//! names. Files of the index it replaces are deleted after the manifest no longer lists them.
+
+use std::path::Path;
+use std::time::Instant;
+
+use paragraf_core::bundle::StrategyBundle;
+use paragraf_core::federal::files::FederalHead;
+use paragraf_core::federal::{FederalLaw, SECTION_STRATEGY};
+use paragraf_core::manifest::{sha256_hex, FederalEntry, FileEntry};
+use paragraf_core::Law;
+
+use crate::builder::files::{remove_superseded, write_hashed};
+use crate::builder::BuildError;
+use crate::manifest;
+
+/// What [`write`] produced.
+#[derive(Debug)]
+pub struct FederalSummary {
+    /// The manifest's entry for it.
+    pub entry: FederalEntry,
+    /// Vocabulary size.
+    pub terms: usize,
+    /// Seconds to read the laws, and to index and write.
+    pub seconds_reading: f64,
+    pub seconds_indexing: f64,
+}
+
+/// Why the index could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum FederalError {
+    /// The manifest lists a law whose files are missing or damaged.
+    #[error("{law}: {source}")]
+    Law {
+        /// The law's abbreviation.
+        law: String,
+        /// What is wrong with its files.
+        source: Box<manifest::ManifestError>,
+    },
+    /// The folder holds no laws.
+    #[error("{0} lists no laws: build some first (`paragraf build --laws ...`)")]
+    Empty(String),
+    /// The laws' bundles do not make one index (two models, a foreign bundle).
+    #[error(transparent)]
+    Engine(#[from] paragraf_core::engine::EngineError),
+    /// Reading the manifest or writing files failed.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}
+
+impl FederalError {
+    /// Whether the folder's contents are at fault (see [`manifest::ManifestError::is_bad_data`]).
+    pub fn is_bad_data(&self) -> bool {
+        match self {
+            FederalError::Law { source, .. } => source.is_bad_data(),
+            FederalError::Empty(_) | FederalError::Engine(_) => true,
+            FederalError::Build(BuildError::Manifest(e)) => e.is_bad_data(),
+            FederalError::Build(_) => false,
+        }
+    }
+}
+
+impl From<manifest::ManifestError> for FederalError {
+    fn from(e: manifest::ManifestError) -> Self {
+        FederalError::Build(BuildError::Manifest(e))
+    }
+}
+
+/// Reads every law of `dir` (with its `section` bundle when there is one), writes the index files (posting shards
+/// of about `shard_bytes`, see [`paragraf_core::federal::files::SHARD_BYTES`]) and records them in the manifest.
+/// `progress(done, total)` is called as laws are read.
+pub fn write(
+    dir: &Path,
+    shard_bytes: usize,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<FederalSummary, FederalError> {
+    let started = Instant::now();
+    let mut listed = manifest::load_or_new(dir)?;
+    if listed.laws.is_empty() {
+        return Err(FederalError::Empty(dir.display().to_string()));
+    }
+    let total = listed.laws.len();
+    let mut laws: Vec<(Law, Option<StrategyBundle>)> = Vec::with_capacity(total);
+    for (done, entry) in listed.laws.iter().enumerate() {
+        let failed = |source| FederalError::Law {
+            law: entry.law.clone(),
+            source: Box::new(source),
+        };
+        let law = manifest::read_law(dir, entry).map_err(failed)?;
+        let sections = listed
+            .bundles_of(&entry.law)
+            .find(|b| b.strategy == SECTION_STRATEGY)
+            .map(|b| manifest::read_strategy(dir, b))
+            .transpose()
+            .map_err(failed)?;
+        laws.push((law, sections));
+        progress(done + 1, total);
+    }
+    let seconds_reading = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let parts: Vec<FederalLaw> = laws
+        .iter()
+        .map(|(law, sections)| FederalLaw {
+            law,
+            sections: sections.as_ref(),
+        })
+        .collect();
+    let (head, shards) = FederalHead::build(&parts, shard_bytes)?;
+    drop(parts);
+    drop(laws);
+    let written = |stem: &str, bytes: Vec<u8>| -> Result<FileEntry, BuildError> {
+        let file = write_hashed(dir, stem, &bytes)?;
+        Ok(FileEntry {
+            file,
+            bytes: bytes.len() as u64,
+            sha256: sha256_hex(&bytes),
+        })
+    };
+    let shard_entries = shards
+        .iter()
+        .enumerate()
+        .map(|(n, shard)| {
+            written(
+                &format!("federal-postings-{n}"),
+                FederalHead::shard_to_bytes(n as u32, shard),
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let entry = FederalEntry {
+        head: written("federal", head.to_bytes())?,
+        shards: shard_entries,
+        laws: head.laws().len(),
+        sections: head.len(),
+        model: head.model().map(str::to_string),
+    };
+    let old = listed.federal.replace(entry.clone());
+    manifest::save(&mut listed, dir)?;
+    let current: std::collections::HashSet<&str> = listed.files().collect();
+    for file in old
+        .iter()
+        .flat_map(|o| std::iter::once(&o.head).chain(&o.shards))
+    {
+        if !current.contains(file.file.as_str()) {
+            remove_superseded(dir, Some(file.file.clone()), "");
+        }
+    }
+    Ok(FederalSummary {
+        entry,
+        terms: head.terms(),
+        seconds_reading,
+        seconds_indexing: started.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,10 @@
+//! Arbitrary bytes must give a federal index head (or posting shard) or an error, never a panic; a decoded head
+//! must survive searches in every mode (the body is shared with the stable fuzz test, `paragraf_core::fuzz`,
+//! which also pairs mutated heads with real shards and the other way round).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    paragraf_core::fuzz::federal_file_bytes(data);
+});

@@ -1,0 +1,432 @@
+//! The federal index as files the browser fetches: all laws searched as one without downloading all laws.
+//!
+//! [`FederalIndex`] holds everything in memory, which is right for the CLI but not for a page over a 50 Mbit/s
+//! link: 100,000 sections of federal law are about 150 MB of float vectors and tens of MB of postings. The
+//! browser's layout, chosen by measurement (README, "All federal law"):
+//!
+//! - **One head file** (`federal.<hash>.pgb`, magic `PGRF-FED`): the laws and, per section, its law, designation
+//!   and title (enough to show a result before any law text is fetched); the BM25 dictionary (vocabulary with
+//!   frequencies and document lengths: the query's lexicon for decompounding and the idf of every term); and one
+//!   **sign bit per dimension** of every section vector (48 bytes per e5 section instead of 384 as int8). Dense
+//!   scores are the question's float vector against those signs, scaled by `1/sqrt(dim)`.
+//! - **Posting shards** (`federal-postings-<n>.<hash>.pgb`, magic `PGRF-FPS`): the postings of contiguous term
+//!   ranges, about [`SHARD_BYTES`] each. A question fetches only the shards of its own terms.
+//! - The laws' texts stay in their law bundles, fetched when a result of that law is shown.
+//!
+//! Every part is checked against the others on load, so a file of another build fails before a search. Hits
+//! carry the same law/section pairs as [`FederalIndex`]'s, and the fusion is the same function.
+
+use serde::{Deserialize, Serialize};
+
+use super::{rank, FederalHit, FederalIndex, FederalLaw};
+use crate::bundle::{decode_framed, encode_framed, BundleError, VectorStore};
+use crate::engine::{EngineError, Mode, SearchOptions};
+use crate::search::bm25::{top_k, Bm25Dictionary, PostingShard};
+use crate::search::{Hit, TopK};
+
+/// Magic of the head file.
+pub const HEAD_MAGIC: &[u8; 8] = b"PGRF-FED";
+/// Magic of a posting shard.
+pub const SHARD_MAGIC: &[u8; 8] = b"PGRF-FPS";
+/// Postings per shard the build aims at: a question of ten terms fetches well under a megabyte.
+pub const SHARD_BYTES: usize = 64 << 10;
+/// Widest vectors a head may carry.
+const MAX_DIM: u32 = 8192;
+
+/// Why federal index files cannot be used. Shown to users as they are.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FederalFileError {
+    /// Framing: magic, version, length, checksum, decoding.
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
+    /// The parts of the file do not fit together.
+    #[error("the federal index is inconsistent: {0}. Rebuild it with `paragraf federal`")]
+    Corrupt(String),
+    /// A shard file holds another shard than the one it was fetched as.
+    #[error("posting shard {found} arrived where shard {expected} was expected. Most likely the folder mixes files of two builds; rebuild with `paragraf federal`")]
+    WrongShard {
+        /// The shard asked for.
+        expected: u32,
+        /// The shard the file holds.
+        found: u32,
+    },
+    /// The search needs a shard that is not loaded.
+    #[error("the search needs posting shard {0}, which is not loaded")]
+    MissingShard(u32),
+    /// Vectors of another dimension.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// One section in the head: where it is and what to show before its law's text arrives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeadDoc {
+    /// Index into its law's [`crate::Law::sections`].
+    pub section: u32,
+    /// `§ 535`, `Art. 1`.
+    pub designation: String,
+    /// The section's heading (may be empty).
+    pub title: String,
+}
+
+/// One sign bit per dimension of each section vector.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct SignVectors {
+    model: String,
+    dim: u32,
+    /// The document each row belongs to.
+    rows: Vec<u32>,
+    /// `ceil(dim / 8)` bytes per row; bit `k` of byte `j` is set when dimension `8j + k` is positive.
+    bits: Vec<u8>,
+}
+
+impl SignVectors {
+    fn from_store(store: &VectorStore, rows: Vec<u32>, model: String) -> SignVectors {
+        let dim = match store {
+            VectorStore::Int8(v) => v.dim(),
+            VectorStore::F32 { dim, .. } => *dim as usize,
+        };
+        let stride = dim.div_ceil(8);
+        let mut bits = vec![0u8; rows.len() * stride];
+        for (r, out) in bits.chunks_mut(stride).enumerate() {
+            let positive = |i: usize| match store {
+                VectorStore::Int8(v) => v.row(r)[i] > 0,
+                VectorStore::F32 { values, .. } => values[r * dim + i] > 0.0,
+            };
+            for i in (0..dim).filter(|&i| positive(i)) {
+                out[i / 8] |= 1 << (i % 8);
+            }
+        }
+        SignVectors {
+            model,
+            dim: dim as u32,
+            rows,
+            bits,
+        }
+    }
+
+    /// The best `k` documents that `keep` allows, scored as `query · sign(row) / sqrt(dim)`: per byte of a row
+    /// a table of its 256 partial sums, so a row costs `dim / 8` lookups.
+    fn top(&self, query: &[f32], k: usize, keep: &dyn Fn(u32) -> bool) -> Vec<Hit> {
+        let stride = (self.dim as usize).div_ceil(8);
+        let scale = 1.0 / (self.dim as f32).sqrt();
+        let mut table = vec![0.0f32; stride * 256];
+        for (j, sums) in table.chunks_mut(256).enumerate() {
+            let dims = &query[8 * j..(8 * j + 8).min(query.len())];
+            for (byte, sum) in sums.iter_mut().enumerate() {
+                *sum = dims
+                    .iter()
+                    .enumerate()
+                    .map(|(b, &q)| if byte >> b & 1 == 1 { q } else { -q })
+                    .sum::<f32>()
+                    * scale;
+            }
+        }
+        let mut top = TopK::new(k);
+        for (row, bits) in self.bits.chunks(stride).enumerate() {
+            let doc = self.rows[row];
+            if !keep(doc) {
+                continue;
+            }
+            let score = bits
+                .iter()
+                .enumerate()
+                .map(|(j, &b)| table[j * 256 + b as usize])
+                .sum();
+            top.push(Hit { index: doc, score });
+        }
+        top.into_sorted()
+    }
+}
+
+/// A posting shard as stored: its number travels with it, so a file fetched under the wrong name is caught.
+#[derive(Serialize, Deserialize)]
+struct ShardFile {
+    index: u32,
+    shard: PostingShard,
+}
+
+/// The head file: see the module docs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FederalHead {
+    /// Laws (abbreviations) in index order.
+    laws: Vec<String>,
+    /// First document of each law, and the number of documents at the end.
+    law_starts: Vec<u32>,
+    docs: Vec<HeadDoc>,
+    dictionary: Bm25Dictionary,
+    /// First term of each posting shard.
+    shard_starts: Vec<u32>,
+    signs: Option<SignVectors>,
+}
+
+impl FederalHead {
+    /// The head and its posting shards for `laws` (see [`FederalIndex::new`] for what is refused), shards of
+    /// about `shard_bytes` postings.
+    pub fn build(
+        laws: &[FederalLaw],
+        shard_bytes: usize,
+    ) -> Result<(FederalHead, Vec<PostingShard>), EngineError> {
+        let FederalIndex {
+            docs,
+            bm25,
+            vectors,
+        } = FederalIndex::new(laws)?;
+        let mut law_starts = Vec::with_capacity(laws.len() + 1);
+        for l in 0..laws.len() as u32 {
+            law_starts.push(docs.partition_point(|&(law, _)| law < l) as u32);
+        }
+        law_starts.push(docs.len() as u32);
+        let heads = docs
+            .iter()
+            .map(|&(l, s)| {
+                let section = &laws[l as usize].law.sections[s as usize];
+                HeadDoc {
+                    section: s,
+                    designation: section.designation.clone(),
+                    title: section.title.clone(),
+                }
+            })
+            .collect();
+        let (dictionary, shards) = bm25.into_shards(shard_bytes);
+        let head = FederalHead {
+            laws: laws.iter().map(|l| l.law.abbreviation.clone()).collect(),
+            law_starts,
+            docs: heads,
+            dictionary,
+            shard_starts: shards.iter().map(|s| s.first_term).collect(),
+            signs: vectors.map(|(store, rows, model)| SignVectors::from_store(&store, rows, model)),
+        };
+        Ok((head, shards))
+    }
+
+    /// The head as a file.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encode_framed(HEAD_MAGIC, self)
+    }
+
+    /// Reads a head file and checks that its parts fit together.
+    pub fn from_bytes(bytes: &[u8]) -> Result<FederalHead, FederalFileError> {
+        let head: FederalHead = decode_framed(HEAD_MAGIC, "federal index", bytes)?;
+        head.check()?;
+        Ok(head)
+    }
+
+    fn check(&self) -> Result<(), FederalFileError> {
+        let corrupt = |what: &str| Err(FederalFileError::Corrupt(what.to_string()));
+        let docs = self.docs.len();
+        if self.law_starts.len() != self.laws.len() + 1
+            || self.law_starts.first() != Some(&0)
+            || !self.law_starts.windows(2).all(|w| w[0] <= w[1])
+            || self.law_starts.last().copied() != Some(docs as u32)
+        {
+            return corrupt("the laws' document ranges do not cover the documents");
+        }
+        if let Some(bad) = self
+            .laws
+            .iter()
+            .find(|l| crate::names::check_law_abbreviation(l).is_err())
+        {
+            return Err(FederalFileError::Corrupt(format!(
+                "`{}` is not a law abbreviation",
+                bad.escape_debug()
+            )));
+        }
+        self.dictionary
+            .check()
+            .map_err(|e| FederalFileError::Corrupt(e.to_string()))?;
+        if self.dictionary.len() != docs {
+            return corrupt("the dictionary counts other documents than the head lists");
+        }
+        let terms = self.dictionary.num_terms();
+        let starts_ok = match self.shard_starts.first() {
+            None => terms == 0,
+            Some(&first) => {
+                first == 0
+                    && self.shard_starts.windows(2).all(|w| w[0] < w[1])
+                    && (*self.shard_starts.last().expect("not empty") as usize) < terms
+            }
+        };
+        if !starts_ok {
+            return corrupt("the posting shards do not partition the vocabulary");
+        }
+        if let Some(signs) = &self.signs {
+            let stride = signs.dim.div_ceil(8) as usize;
+            if signs.dim == 0
+                || signs.dim > MAX_DIM
+                || signs.bits.len() != signs.rows.len() * stride
+                || signs.rows.iter().any(|&d| d as usize >= docs)
+            {
+                return corrupt("the section vectors do not fit the documents");
+            }
+        }
+        Ok(())
+    }
+
+    /// A posting shard as a file.
+    pub fn shard_to_bytes(index: u32, shard: &PostingShard) -> Vec<u8> {
+        encode_framed(
+            SHARD_MAGIC,
+            &ShardFile {
+                index,
+                shard: shard.clone(),
+            },
+        )
+    }
+
+    /// Reads posting shard `index` of this head and checks it against the dictionary.
+    pub fn shard_from_bytes(
+        &self,
+        index: u32,
+        bytes: &[u8],
+    ) -> Result<PostingShard, FederalFileError> {
+        let file: ShardFile = decode_framed(SHARD_MAGIC, "posting shard", bytes)?;
+        if file.index != index {
+            return Err(FederalFileError::WrongShard {
+                expected: index,
+                found: file.index,
+            });
+        }
+        let (first, end) = self.shard_range(index)?;
+        if file.shard.first_term != first
+            || file.shard.first_term as usize + file.shard.terms() != end
+        {
+            return Err(FederalFileError::Corrupt(format!(
+                "posting shard {index} holds other terms than the head says"
+            )));
+        }
+        file.shard
+            .check(&self.dictionary)
+            .map_err(|e| FederalFileError::Corrupt(e.to_string()))?;
+        Ok(file.shard)
+    }
+
+    /// Terms `first..end` of shard `index`.
+    fn shard_range(&self, index: u32) -> Result<(u32, usize), FederalFileError> {
+        let i = index as usize;
+        let first = *self.shard_starts.get(i).ok_or_else(|| {
+            FederalFileError::Corrupt(format!("there is no posting shard {index}"))
+        })?;
+        let end = self
+            .shard_starts
+            .get(i + 1)
+            .map_or(self.dictionary.num_terms(), |&s| s as usize);
+        Ok((first, end))
+    }
+
+    /// Laws (abbreviations) in index order; [`FederalHit::law`] indexes this.
+    pub fn laws(&self) -> &[String] {
+        &self.laws
+    }
+
+    /// Sections indexed.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Whether nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// Posting shards.
+    pub fn shards(&self) -> usize {
+        self.shard_starts.len()
+    }
+
+    /// Vocabulary size.
+    pub fn terms(&self) -> usize {
+        self.dictionary.num_terms()
+    }
+
+    /// The model of the section vectors, when any law brought some.
+    pub fn model(&self) -> Option<&str> {
+        self.signs.as_ref().map(|s| s.model.as_str())
+    }
+
+    /// What a hit shows before its law is loaded.
+    pub fn doc(&self, hit: &FederalHit) -> &HeadDoc {
+        &self.docs[hit.doc as usize]
+    }
+
+    /// The analysed terms of a question (weight 1 each), as the index sees them.
+    pub fn query_terms(&self, text: &str) -> Vec<(String, f32)> {
+        self.dictionary
+            .query_terms(text)
+            .into_iter()
+            .map(|t| (t, 1.0))
+            .collect()
+    }
+
+    fn shard_of(&self, term: u32) -> u32 {
+        (self.shard_starts.partition_point(|&s| s <= term) - 1) as u32
+    }
+
+    /// The posting shards a question with these terms needs, ascending.
+    pub fn shards_for(&self, terms: &[(String, f32)]) -> Vec<u32> {
+        let mut shards: Vec<u32> = self
+            .dictionary
+            .term_ids(terms)
+            .into_iter()
+            .map(|t| self.shard_of(t))
+            .collect();
+        shards.dedup();
+        shards
+    }
+
+    /// The best `options.section_k` sections of the laws `keep` allows (by index into [`FederalHead::laws`])
+    /// for the analysed `terms` and `vector` (the question embedded with [`FederalHead::model`]), in
+    /// `options.mode`; BM25 when there is no vector. `shard(n)` gives loaded posting shards: every shard
+    /// [`FederalHead::shards_for`] names must be there.
+    pub fn search<'s>(
+        &self,
+        terms: &[(String, f32)],
+        vector: Option<&[f32]>,
+        options: &SearchOptions,
+        shard: impl Fn(u32) -> Option<&'s PostingShard>,
+        keep: impl Fn(u32) -> bool,
+    ) -> Result<(Vec<FederalHit>, Mode), FederalFileError> {
+        let law_of = |doc: u32| (self.law_starts.partition_point(|&s| s <= doc) - 1) as u32;
+        let keep_doc = |doc: u32| keep(law_of(doc));
+        let mut scores = self
+            .dictionary
+            .scores_sharded(terms, |t| shard(self.shard_of(t)))
+            .map_err(|t| FederalFileError::MissingShard(self.shard_of(t)))?;
+        for (doc, score) in scores.iter_mut().enumerate() {
+            if *score > 0.0 && !keep_doc(doc as u32) {
+                *score = 0.0;
+            }
+        }
+        let dense = match (options.mode, &self.signs, vector) {
+            (Mode::Bm25, _, _) | (_, None, _) | (_, _, None) => None,
+            (_, Some(signs), Some(v)) => {
+                if v.len() != signs.dim as usize {
+                    return Err(EngineError::Dimension {
+                        model: signs.model.clone(),
+                        expected: signs.dim as usize,
+                        found: v.len(),
+                    }
+                    .into());
+                }
+                Some(move |k: usize| signs.top(v, k, &keep_doc))
+            }
+        };
+        let (ranking, mode) = rank(
+            options,
+            |k| top_k(scores.clone(), k),
+            dense.as_ref().map(|f| f as &dyn Fn(usize) -> Vec<Hit>),
+        );
+        Ok((
+            ranking
+                .into_iter()
+                .map(|h| FederalHit {
+                    law: law_of(h.index),
+                    section: self.docs[h.index as usize].section,
+                    doc: h.index,
+                    score: h.score,
+                })
+                .collect(),
+            mode,
+        ))
+    }
+}

@@ -1,0 +1,119 @@
+//! Results across laws: law and section at once (from the index), the section's text as soon as its law bundle
+//! arrives. Each law is fetched once per result list; a law that cannot be loaded says so in its own results,
+//! named, and the others show their text.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use leptos::prelude::*;
+use paragraf_core::law::Law;
+
+use crate::components::results::{mode_label, vector_note};
+use crate::context::Ctx;
+use crate::failure::Failure;
+use crate::load::{self, FederalOutcome, FederalResult};
+use crate::state::Page;
+
+/// Characters of a section's text shown under its heading.
+const SNIPPET_CHARS: usize = 320;
+
+/// The list for one search across laws.
+#[component]
+pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let data = ctx.data_url();
+    let meta = format!(
+        "{} Treffer in {} Gesetzen · {} · Suche im Browser {:.1} ms · {} Indexteile ({} nachgeladen){}",
+        outcome.results.len(),
+        outcome.laws_searched,
+        mode_label(outcome.mode),
+        outcome.retrieval_ms,
+        outcome.shards_needed,
+        crate::format_bytes(outcome.shard_bytes),
+        vector_note(outcome.embedded.as_ref()),
+    );
+    // One download per law of the list.
+    let mut texts: HashMap<String, LocalResource<Result<Rc<Law>, Failure>>> = HashMap::new();
+    for result in &outcome.results {
+        texts.entry(result.law.law.clone()).or_insert_with(|| {
+            let (data, entry) = (data.clone(), result.law.clone());
+            LocalResource::new(move || load::law_text(data.clone(), entry.clone()))
+        });
+    }
+    let items = outcome
+        .results
+        .iter()
+        .map(|result| {
+            let text = texts[&result.law.law];
+            view! { <FederalItem result=result text=text/> }
+        })
+        .collect_view();
+    let empty = outcome.results.is_empty();
+    view! {
+        <p class="meta" id="result-meta" data-retrieval-ms=format!("{:.3}", outcome.retrieval_ms)
+            data-mode=outcome.mode.name() data-search=outcome.number data-shards=outcome.shards_needed
+            data-shard-bytes=outcome.shard_bytes>{meta}</p>
+        {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter versuchen oder die Auswahl der Gesetze leeren."</p> })}
+        <ol class="results federal" aria-label="Ergebnisse">{items}</ol>
+    }
+}
+
+/// One section: law and heading, a link that opens the law with the same question, and its text.
+#[component]
+fn FederalItem<'a>(
+    result: &'a FederalResult,
+    text: LocalResource<Result<Rc<Law>, Failure>>,
+) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let law = result.law.law.clone();
+    let section = result.section as usize;
+    let heading = format!("{} {}", law, result.designation);
+    let (open, only) = (law.clone(), law.clone());
+    let snippet = move || {
+        let law = law.clone();
+        Suspend::new(async move {
+            // Plain values only across the await (`Suspend` wants a `Send` future).
+            let shown: Result<String, String> = match text.await {
+                Ok(l) => Ok(l
+                    .sections
+                    .get(section)
+                    .map(|s| {
+                        let mut t: String = s.text.chars().take(SNIPPET_CHARS).collect();
+                        if s.text.chars().count() > SNIPPET_CHARS {
+                            t.push_str(" …");
+                        }
+                        t
+                    })
+                    .unwrap_or_default()),
+                Err(failure) => Err(failure.to_string()),
+            };
+            match shown {
+                Ok(t) => view! { <p class="snippet">{t}</p> }.into_any(),
+                Err(why) => view! {
+                    <p class="law-problem" role="status">{format!("Text von {law} nicht geladen: {why}")}</p>
+                }
+                .into_any(),
+            }
+        })
+    };
+    view! {
+        <li class="hit" data-law=result.law.law.clone() data-section=result.designation.clone()
+            data-score=format!("{:.4}", result.score)>
+            <h3>
+                <a class="open-law" href=format!("?law={}", crate::state::encode(&open))
+                    on:click=move |ev| {
+                        ev.prevent_default();
+                        ctx.law.set(open.clone());
+                        ctx.page.set(Page::Search);
+                    }>{heading}</a>
+                " " {result.title.clone()}
+            </h3>
+            <p class="law-title">
+                {result.law.title.clone()}
+                " "
+                <button type="button" class="only-law" on:click=move |_| ctx.laws.set(vec![only.clone()])>"nur hier suchen"</button>
+            </p>
+            <Suspense fallback=|| view! { <p class="snippet loading">"Text wird geladen …"</p> }>{snippet}</Suspense>
+        </li>
+    }
+}
