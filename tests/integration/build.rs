@@ -7,6 +7,7 @@ use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex
 use paragraf_core::strategy::{BaseUnit, Strategy};
 use paragraf_core::Law;
 use paragraf_embed::{EmbeddingBackend, TextKind};
+use std::path::Path;
 use std::sync::OnceLock;
 
 fn bgb() -> &'static Law {
@@ -632,4 +633,93 @@ fn the_build_ships_query_expansion_or_records_why_not() {
         );
         assert!(!manifest.files().any(|f| f.contains(".exp.")));
     }
+}
+
+/// `--embed-endpoint`: a farm of three loopback servers, one of which dies after its probe, builds the GG's
+/// `section` bundle with the vectors the local encoder gives; a server of another model is refused by its probe.
+#[test]
+fn a_build_through_several_embedding_endpoints_equals_the_local_one() {
+    use crate::util::{embedding_endpoint, Endpoint};
+    use std::sync::atomic::Ordering;
+    let dir = temp_dir();
+    let gg = shared("corpus/GG.xml");
+    let (local, farm) = (dir.path().join("local"), dir.path().join("farm"));
+    run_ok(
+        &[
+            build_args(&gg, "section", &local),
+            vec!["--no-cache".into()],
+        ]
+        .concat(),
+    );
+    let endpoints = [
+        embedding_endpoint(Endpoint::E5),
+        embedding_endpoint(Endpoint::E5),
+        embedding_endpoint(Endpoint::DiesAfter(1)),
+    ];
+    let urls: Vec<&str> = endpoints.iter().map(|(u, _)| u.as_str()).collect();
+    let output = run(&[
+        build_args(&gg, "section", &farm),
+        vec![
+            "--no-cache".into(),
+            "--embed-endpoint".into(),
+            urls.join(","),
+        ],
+    ]
+    .concat());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("embedding through 3 endpoints"), "{stderr}");
+    // Both healthy servers took batches after their probe; the dead one answered only its probe.
+    let answered: Vec<usize> = endpoints
+        .iter()
+        .map(|(_, n)| n.load(Ordering::SeqCst))
+        .collect();
+    assert!(
+        answered[0] > 1 && answered[1] > 1 && answered[2] == 1,
+        "{answered:?}"
+    );
+    // Same model id, same units, vectors within int8 rounding of the local build's.
+    let read = |dir: &Path| {
+        let manifest = paragraf_bundler::manifest::load_or_new(dir).unwrap();
+        let entry = manifest.bundle("GG", "section").unwrap().clone();
+        paragraf_bundler::manifest::read_strategy(dir, &entry).unwrap()
+    };
+    let (a, b) = (read(&local), read(&farm));
+    assert_eq!(
+        (a.model.as_str(), a.units.len()),
+        (b.model.as_str(), b.units.len())
+    );
+    let (VectorStore::Int8(va), VectorStore::Int8(vb)) = (&a.vectors, &b.vectors) else {
+        panic!("int8 bundles")
+    };
+    let lowest = (0..va.len())
+        .map(|row| {
+            let (x, y) = (va.dequantize_row(row), vb.dequantize_row(row));
+            let dot = |p: &[f32], q: &[f32]| p.iter().zip(q).map(|(a, b)| a * b).sum::<f32>();
+            dot(&x, &y) / (dot(&x, &x) * dot(&y, &y)).sqrt()
+        })
+        .fold(f32::INFINITY, f32::min);
+    eprintln!(
+        "lowest cosine farm vs local over {} units: {lowest}",
+        va.len()
+    );
+    assert!(lowest > 0.9999, "{lowest}");
+
+    // A server of another model is refused before anything is built, with its address and the cosine.
+    let (other, _) = embedding_endpoint(Endpoint::OtherModel);
+    let refused = run(&[
+        build_args(&gg, "section", &dir.path().join("other")),
+        vec![
+            "--no-cache".into(),
+            "--embed-endpoint".into(),
+            other.clone(),
+        ],
+    ]
+    .concat());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains(&format!("the embedding endpoint {other} cannot build intfloat/multilingual-e5-small@q4 bundles: its vectors of the probe passages agree with the local encoder's only to cosine")),
+        "{stderr}"
+    );
 }

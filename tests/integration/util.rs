@@ -164,33 +164,14 @@ impl Drop for Proxy {
 /// with this `/health` body: a proxy that serves other models than the bundles', or one whose embedding answer
 /// is no vector. Runs until the test process ends; returns its URL.
 pub fn fake_proxy(health: serde_json::Value) -> String {
-    use std::io::{Read, Write};
+    use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake proxy");
     let url = format!("http://{}", listener.local_addr().unwrap());
     let body = health.to_string();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
-            // Read the whole request (head and body) first: closing with unread bytes resets the connection.
-            let mut request = Vec::new();
-            let mut buf = [0u8; 4096];
-            while let Ok(n @ 1..) = stream.read(&mut buf) {
-                request.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&request);
-                if let Some(end) = text.find("\r\n\r\n") {
-                    let length = text[..end]
-                        .lines()
-                        .find_map(|l| {
-                            let (name, value) = l.split_once(':')?;
-                            name.eq_ignore_ascii_case("content-length")
-                                .then(|| value.trim().parse::<usize>().ok())?
-                        })
-                        .unwrap_or(0);
-                    if request.len() >= end + 4 + length {
-                        break;
-                    }
-                }
-            }
+            read_request(&mut stream);
             let _ = write!(
                 stream,
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\n\
@@ -200,6 +181,98 @@ pub fn fake_proxy(health: serde_json::Value) -> String {
         }
     });
     url
+}
+
+/// The whole request (head and body), read before answering: closing with unread bytes resets the connection.
+fn read_request(stream: &mut std::net::TcpStream) -> Vec<u8> {
+    use std::io::Read;
+    let mut request = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n @ 1..) = stream.read(&mut buf) {
+        request.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&request);
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if request.len() >= end + 4 + length {
+                break;
+            }
+        }
+    }
+    request
+}
+
+/// How a stand-in embedding server behaves.
+#[derive(Clone, Copy)]
+pub enum Endpoint {
+    /// Serves e5 vectors (the real encoder) for inputs that carry the e5 prefixes, as an inference server does.
+    E5,
+    /// Serves its first `n` requests, then closes every connection unanswered.
+    DiesAfter(usize),
+    /// Serves vectors of another model (the e5 vector reversed).
+    OtherModel,
+}
+
+/// A stand-in OpenAI-compatible embedding server (`POST /v1/embeddings`) on 127.0.0.1; returns its URL and the
+/// number of requests it answered. Runs until the test process ends.
+pub fn embedding_endpoint(
+    kind: Endpoint,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use paragraf_embed::{EmbeddingBackend, TextKind};
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the embedding endpoint");
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = answered.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let request = read_request(&mut stream);
+            if let Endpoint::DiesAfter(n) = kind {
+                if count.load(Ordering::SeqCst) >= n {
+                    continue;
+                }
+            }
+            let text = String::from_utf8_lossy(&request);
+            let body: serde_json::Value =
+                serde_json::from_str(&text[text.find("\r\n\r\n").unwrap() + 4..]).unwrap();
+            let data: Vec<serde_json::Value> = body["input"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+                .map(|(index, input)| {
+                    let input = input.as_str().unwrap();
+                    let (kind_of, raw) = match input.strip_prefix("passage: ") {
+                        Some(raw) => (TextKind::Passage, raw),
+                        None => (TextKind::Query, input.strip_prefix("query: ").unwrap_or(input)),
+                    };
+                    let mut vector = encoder().embed(&[raw], kind_of).unwrap().remove(0);
+                    if let Endpoint::OtherModel = kind {
+                        vector.reverse();
+                    }
+                    serde_json::json!({ "object": "embedding", "index": index, "embedding": vector })
+                })
+                .collect();
+            let answer =
+                serde_json::json!({ "object": "list", "data": data, "model": body["model"] })
+                    .to_string();
+            count.fetch_add(1, Ordering::SeqCst);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (url, answered)
 }
 
 /// The real encoder, loaded once per test run.

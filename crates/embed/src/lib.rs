@@ -18,6 +18,7 @@ pub mod cache;
 pub mod choice;
 pub mod container;
 pub mod e5;
+pub mod farm;
 pub mod gemma;
 pub mod http;
 pub mod model;
@@ -123,6 +124,16 @@ pub enum EmbedError {
         attempts: u32,
         last: String,
     },
+    /// An endpoint of an embedding farm does not serve the bundles' model (or cannot be reached).
+    #[error("the embedding endpoint {url} cannot build {model} bundles: {detail}")]
+    FarmRefused {
+        url: String,
+        model: String,
+        detail: String,
+    },
+    /// Every endpoint of an embedding farm failed.
+    #[error("all {endpoints} embedding endpoints failed: {reasons}")]
+    FarmFailed { endpoints: usize, reasons: String },
     /// The endpoint answered 2xx with something that is not the expected embeddings.
     #[error("unexpected answer from {url}: {detail}")]
     HttpResponse { url: String, detail: String },

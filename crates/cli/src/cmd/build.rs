@@ -13,8 +13,11 @@ use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::container::Container;
 use paragraf_embed::e5::{self, LongTextPolicy};
+use paragraf_embed::farm::FarmBackend;
 use paragraf_embed::gemma::DocumentTitle;
+use paragraf_embed::http::HttpConfig;
 use paragraf_embed::model::resolve_model_path;
+use paragraf_embed::EmbeddingBackend;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -55,6 +58,19 @@ pub struct BuildArgs {
     /// for `section` units is the section's heading (an experiment; other strategies are refused with it).
     #[arg(long, value_enum, default_value_t = TitleArg::None)]
     document_title: TitleArg,
+    /// Embed through these OpenAI-compatible endpoints (`POST <URL>/v1/embeddings`; repeat the option or give a
+    /// comma-separated list), e.g. Text Embeddings Inference instances serving multilingual-e5-small. Each is first
+    /// checked against the local encoder on probe passages and refused when its vectors differ; batches go to
+    /// whichever endpoint is free, and a failing endpoint's batches to the others. e5 only.
+    #[arg(long, value_name = "URL", value_delimiter = ',')]
+    embed_endpoint: Vec<String>,
+    /// The model name sent to --embed-endpoint servers.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "intfloat/multilingual-e5-small"
+    )]
+    embed_endpoint_model: String,
     /// Vector precision of the bundles.
     #[arg(long, value_enum, default_value_t = PrecisionArg::Int8)]
     precision: PrecisionArg,
@@ -137,6 +153,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         }
     };
     let encoder = args.model.load_full(LongTextPolicy::default(), title)?;
+    let encoder = farm(&args, encoder)?;
     // The e5 tokenizer cuts fixed windows for every model, so a strategy's units do not depend on the model.
     let e5_path = match &args.model {
         ModelChoice::E5 { file } => resolve_model_path(file.as_deref())?,
@@ -271,6 +288,36 @@ pub fn run(args: BuildArgs) -> Result<()> {
         args.out.join("manifest.json").display()
     );
     problem.map_or(Ok(()), Err)
+}
+
+/// The local encoder, or the endpoints of `--embed-endpoint` checked against it.
+fn farm(args: &BuildArgs, local: Box<dyn EmbeddingBackend>) -> Result<Box<dyn EmbeddingBackend>> {
+    if args.embed_endpoint.is_empty() {
+        return Ok(local);
+    }
+    if !matches!(args.model, ModelChoice::E5 { .. }) {
+        bail!(
+            "--embed-endpoint builds e5 bundles only (EmbeddingGemma's document prompt is not sent to servers); drop --embed-endpoint to build {} locally",
+            args.model
+        );
+    }
+    let configs = args
+        .embed_endpoint
+        .iter()
+        .map(|url| {
+            let mut config = HttpConfig::new(url, &args.embed_endpoint_model);
+            config.e5_prefixes = true;
+            config
+        })
+        .collect();
+    let farm = FarmBackend::connect(configs, local.as_ref())?;
+    eprintln!(
+        "embedding through {} endpoints ({}), each checked against the local encoder on {} probe passages",
+        farm.endpoints(),
+        args.embed_endpoint.join(", "),
+        paragraf_embed::farm::PROBES.len()
+    );
+    Ok(Box::new(farm))
 }
 
 fn print_strategies(report: &BuildReport) {
