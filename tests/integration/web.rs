@@ -1916,3 +1916,42 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
     let errors = browser.console_errors(&[&entry.file]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }
+
+/// A citation of another law (`§ 1 Abs. 2 Satz 2 AufbhG` in the AufbhV, two real laws of the archive) is a link:
+/// it opens the cited law (its bundles load then) with the cited section first.
+#[test]
+fn a_citation_of_another_law_opens_that_law_at_the_cited_section() {
+    let dir = temp_dir();
+    let bundles = dir.path().join("bundles");
+    crate::util::run_ok(&crate::federal::build_laws(
+        "AufbhV,AufbhG",
+        &crate::util::archive(),
+        &bundles,
+    ));
+    let site = crate::util::serve_static(vec![
+        ("/bundles/".into(), bundles.clone()),
+        ("/".into(), dist()),
+    ]);
+    let browser = Browser::start();
+    browser.goto(&format!("http://{site}/?law=AufbhV&mode=bm25&q=AufbhG"));
+    browser.wait_text("#result-meta", "results in the citing law", |t| {
+        t.contains("Treffer in AufbhV ")
+    });
+    let link = "a.external[data-law=\"AufbhG\"]";
+    let label = browser.wait_text(link, "a link to the cited law", |t| t.ends_with("AufbhG"));
+    let designation = label.trim_end_matches(" AufbhG").to_string();
+    assert!(designation.starts_with("§ "), "{label}");
+    browser.click(link);
+    browser.wait_text("#result-meta", "results in the cited law", |t| {
+        t.contains("Treffer in AufbhG ")
+    });
+    let first = browser.wait_text("#r0 h2", "the cited section first", |t| !t.is_empty());
+    assert!(
+        first.starts_with(&format!("{designation} ")) || first == designation,
+        "{first}"
+    );
+    assert!(browser.text("#r0").unwrap().contains("zitiert"));
+    assert!(browser.current_url().contains("law=AufbhG"));
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}

@@ -16,6 +16,56 @@ use crate::law::Law;
 use crate::manifest::LawEntry;
 use crate::search::bm25::{Bm25Index, Bm25Params};
 
+/// The law a citation names (`§ 15a InsO`, `§ 1 des Handelsgesetzbuchs`), among `laws`: an abbreviation as
+/// printed (or the one law with it and a year: `StVO` is `StVO 2013`), else a title that the words name exactly once (articles and a genitive `s`/`es` left out). `None` when
+/// no law, or more than one, fits: a link to the wrong law is worse than none.
+pub fn cited_law<'a>(laws: &'a [LawEntry], named: &str) -> Option<&'a LawEntry> {
+    let named = named.trim();
+    if let Some(law) = laws.iter().find(|l| l.law == named) {
+        return Some(law);
+    }
+    // The archive tells versions apart by a year (`StVO 2013`, `PfandBarwertV 2005`); statutes cite without it.
+    let mut dated = laws.iter().filter(|l| {
+        l.law
+            .strip_prefix(named)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .is_some_and(|year| year.len() == 4 && year.bytes().all(|b| b.is_ascii_digit()))
+    });
+    if let (Some(law), None) = (dated.next(), dated.next()) {
+        return Some(law);
+    }
+    let lower = named.to_lowercase();
+    let words = [
+        "des ",
+        "der ",
+        "dem ",
+        "den ",
+        "das ",
+        "im ",
+        "nach dem ",
+        "nach ",
+    ]
+    .iter()
+    .fold(lower.as_str(), |w, article| {
+        w.strip_prefix(article).unwrap_or(w)
+    });
+    if words.is_empty() {
+        return None;
+    }
+    let forms = [
+        words,
+        words.strip_suffix("es").unwrap_or(words),
+        words.strip_suffix('s').unwrap_or(words),
+    ];
+    let mut found = laws
+        .iter()
+        .filter(|l| forms.iter().any(|f| l.title.to_lowercase() == *f));
+    match (found.next(), found.next()) {
+        (Some(law), None) => Some(law),
+        _ => None,
+    }
+}
+
 /// Most characters of topics kept per law: the BGB's headings three levels deep fit; the average law has far
 /// fewer, so the catalogue of all 6,877 federal laws stays a few megabytes.
 pub const MAX_TOPIC_CHARS: usize = 4000;
@@ -163,6 +213,35 @@ mod tests {
             sha256: String::new(),
             expansions: None,
         }
+    }
+
+    #[test]
+    fn a_citation_names_one_law_or_none() {
+        let laws = [
+            entry("InsO", "Insolvenzordnung", &[]),
+            entry("HGB", "Handelsgesetzbuch", &[]),
+            entry("SGB I", "Sozialgesetzbuch Erstes Buch", &[]),
+            entry("SGB V", "Sozialgesetzbuch Fünftes Buch", &[]),
+            entry("StVO 2013", "Straßenverkehrs-Ordnung", &[]),
+            entry("FooV 1990", "Foo-Verordnung", &[]),
+            entry("FooV 2001", "Foo-Verordnung 2001", &[]),
+        ];
+        let named = |words: &str| cited_law(&laws, words).map(|l| l.law.as_str());
+        assert_eq!(named("InsO"), Some("InsO"));
+        assert_eq!(named("SGB V"), Some("SGB V"));
+        assert_eq!(named("des Handelsgesetzbuchs"), Some("HGB"));
+        assert_eq!(named("der Insolvenzordnung"), Some("InsO"));
+        assert_eq!(named("StVO"), Some("StVO 2013"));
+        assert_eq!(
+            named("FooV"),
+            None,
+            "two versions: which one is cited is unknown"
+        );
+        // Unknown, ambiguous or empty: no link.
+        assert_eq!(named("ZPO"), None);
+        assert_eq!(named("dieses Gesetzes"), None);
+        assert_eq!(named("des "), None);
+        assert_eq!(named("insO"), None);
     }
 
     #[test]

@@ -240,10 +240,7 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
                     Citation::Section {
                         designation, title, ..
                     } => section_link(ctx, designation, title),
-                    Citation::External { law, designation } => {
-                        view! { <span class="external">{format!("{designation} {law}")}</span> }
-                            .into_any()
-                    }
+                    Citation::External { law, designation } => external_link(ctx, law, designation),
                     Citation::Unresolved { designation } => {
                         view! { <span>{designation.clone()}</span> }.into_any()
                     }
@@ -341,6 +338,41 @@ fn search_link(ctx: Ctx, designation: String, label: String) -> AnyView {
     view! {
         <a class="ref" href=href title=title on:click=move |ev| {
             ev.prevent_default();
+            ctx.input.set(designation.clone());
+            ctx.submit();
+            scroll_to_top();
+        }>{label}</a>
+    }
+    .into_any()
+}
+
+/// A provision of another law: a link that opens that law (its bundles load on demand) and searches the
+/// designation there, which puts the section first; plain text when the folder does not hold the law.
+fn external_link(ctx: Ctx, law: &str, designation: &str) -> AnyView {
+    let label = format!("{designation} {law}");
+    let listed = ctx.manifest.get_untracked().and_then(|m| m.ok());
+    let Some(target) = listed
+        .as_ref()
+        .and_then(|m| paragraf_core::finder::cited_law(&m.laws, law))
+        .map(|entry| entry.law.clone())
+    else {
+        return view! { <span class="external">{label}</span> }.into_any();
+    };
+    let designation = designation.to_string();
+    let href = UrlState {
+        q: designation.clone(),
+        law: target.clone(),
+        strategy: String::new(),
+        without: Vec::new(),
+        ..ctx.url_state_untracked()
+    }
+    .to_query();
+    let title = format!("{designation} {target} öffnen");
+    view! {
+        <a class="ref external" href=href title=title data-law=target.clone() on:click=move |ev| {
+            ev.prevent_default();
+            ctx.law.set(target.clone());
+            ctx.strategy.set(String::new());
             ctx.input.set(designation.clone());
             ctx.submit();
             scroll_to_top();
