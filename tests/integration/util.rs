@@ -295,8 +295,24 @@ pub fn serve_static_switchable(
     std::net::SocketAddr,
     std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) {
+    let site = serve_static_site(roots);
+    (site.addr, site.down)
+}
+
+/// A running [`serve_static_site`].
+pub struct StaticSite {
+    pub addr: std::net::SocketAddr,
+    /// Set: the server drops every connection (the network is gone).
+    pub down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Every answered request: path and body bytes sent (a service worker's fetches included).
+    pub served: std::sync::Arc<std::sync::Mutex<Vec<(String, usize)>>>,
+}
+
+/// The static server of [`serve_static`], with a switch and a log of what it sent.
+pub fn serve_static_site(roots: Vec<(String, PathBuf)>) -> StaticSite {
     let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let switch = down.clone();
+    let served = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (switch, log) = (down.clone(), served.clone());
     use std::io::{BufRead, BufReader, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind static server");
     let addr = listener.local_addr().unwrap();
@@ -310,7 +326,7 @@ pub fn serve_static_switchable(
                 drop(stream);
                 continue;
             }
-            let roots = roots.clone();
+            let (roots, log) = (roots.clone(), log.clone());
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 let mut line = String::new();
@@ -355,13 +371,20 @@ pub fn serve_static_switchable(
                     "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
                     body.len()
                 );
-                let _ = stream
+                let sent = stream
                     .write_all(head.as_bytes())
                     .and_then(|_| stream.write_all(&body));
+                if sent.is_ok() {
+                    log.lock().unwrap().push((path.to_string(), body.len()));
+                }
             });
         }
     });
-    (addr, switch)
+    StaticSite {
+        addr,
+        down: switch,
+        served,
+    }
 }
 
 /// A free loopback port (bound and released; fine for the child processes the tests start).

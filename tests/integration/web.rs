@@ -1955,3 +1955,151 @@ fn a_citation_of_another_law_opens_that_law_at_the_cited_section() {
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }
+
+/// Questions across all laws for the throttled cold start (lay words of several fields of law).
+const FEDERAL_QUERIES: [&str; 10] = [
+    "Wie lange darf mein Vermieter die Kaution behalten?",
+    "Ich wurde geblitzt, wie viele Punkte bekomme ich?",
+    "Mein Arbeitgeber hat mir gekündigt, obwohl ich seit zehn Jahren im Betrieb bin",
+    "Bekomme ich Bürgergeld, wenn ich eine Wohnung geerbt habe?",
+    "Kann ich die Kosten für mein Arbeitszimmer von der Steuer absetzen?",
+    "Darf die Polizei mein Handy durchsuchen?",
+    "Wie beantrage ich Elterngeld?",
+    "Muss ich für meinen Hund Steuern zahlen?",
+    "Welche Frist gilt für einen Widerspruch gegen einen Bescheid?",
+    "Darf ich im Naturschutzgebiet eine Drohne fliegen lassen?",
+];
+
+/// The README's figures for all federal law in the browser: a cold start (fresh profile) over a link throttled
+/// by Chromium's network emulation to 50 Mbit/s and 20 ms, on the page over all laws with hybrid search through
+/// the proxy: time to the first result, bytes downloaded before it (the largest files named), the tab's memory,
+/// and retrieval time per question. Bundles: PARAGRAF_E2E_FEDERAL (a folder built with `paragraf build --laws
+/// all`), else the 32-law test sample. Asserts behaviour (results, no console errors); prints the figures.
+#[test]
+fn all_laws_cold_start_over_a_throttled_link() {
+    let bundles = std::env::var_os("PARAGRAF_E2E_FEDERAL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::util::federal_sample_bundles().to_path_buf());
+    let manifest = paragraf_bundler::manifest::load_or_new(&bundles).unwrap();
+    let federal = manifest
+        .federal
+        .clone()
+        .expect("an index across laws (`paragraf federal`)");
+    let site = crate::util::serve_static_site(vec![
+        ("/bundles/".into(), bundles.clone()),
+        ("/".into(), dist()),
+    ]);
+    let origin = format!("http://{}", site.addr);
+    let proxy = Proxy::start(&["--allow-origin", &origin, "--rate-per-minute", "0"]);
+    let browser = Browser::start();
+    browser.call(
+        "POST",
+        "/chromium/network_conditions",
+        json!({"network_conditions": {
+            "offline": false, "latency": 20,
+            "download_throughput": 6_250_000, "upload_throughput": 6_250_000,
+        }}),
+    );
+    let encode = crate::util::form_encode;
+    let cold = Instant::now();
+    browser.goto(&format!(
+        "{origin}/?page=alle&proxy={}&q={}",
+        proxy.url(),
+        encode(FEDERAL_QUERIES[0])
+    ));
+    let meta = browser.wait_text("#result-meta", "the first result across laws", |t| {
+        t.contains("hybrid")
+    });
+    let first = cold.elapsed();
+    assert!(meta.contains("Anfragevektor über den Server"), "{meta}");
+    // Bytes the server sent so far (page, app, service worker and its fetches; the proxy's few-kB answers aside),
+    // largest first. The test server does not compress.
+    let mut files: Vec<(String, f64)> = site
+        .served
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(path, bytes)| {
+            (
+                path.rsplit('/').next().unwrap_or(path).to_string(),
+                *bytes as f64,
+            )
+        })
+        .collect();
+    files.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let downloaded: f64 = files.iter().map(|(_, b)| b).sum();
+    let largest: Vec<String> = files
+        .iter()
+        .take(5)
+        .map(|(name, bytes)| format!("{name} {:.2} MB", bytes / 1e6))
+        .collect();
+    let metric = |name: &str| -> f64 {
+        let metrics = browser.call(
+            "POST",
+            "/goog/cdp/execute",
+            json!({"cmd": "Performance.getMetrics", "params": {}}),
+        );
+        metrics["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .map_or(0.0, |m| m["value"].as_f64().unwrap())
+    };
+    browser.call(
+        "POST",
+        "/goog/cdp/execute",
+        json!({"cmd": "Performance.enable", "params": {}}),
+    );
+    let js_heap = metric("JSHeapUsedSize");
+    let wasm: f64 = browser
+        .script(
+            "return document.getElementById('result-meta').dataset.wasmBytes",
+            json!([]),
+        )
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Retrieval per question (index search in the browser, after the question's shards arrived).
+    let mut retrieval = Vec::new();
+    for question in &FEDERAL_QUERIES[1..] {
+        let before = browser.search_number();
+        browser.type_into("#q", &format!("{question}\u{E007}"));
+        let started = Instant::now();
+        while browser.search_number() <= before {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "{question}: no results"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let ms: f64 = browser
+            .script(
+                "return document.getElementById('result-meta').dataset.retrievalMs",
+                json!([]),
+            )
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        retrieval.push(ms);
+    }
+    retrieval.sort_by(f64::total_cmp);
+    eprintln!(
+        "all laws in the browser: {} laws, {} sections; cold start over 50 Mbit/s, 20 ms: first hybrid result after {:.2} s, {:.1} MB downloaded before it ({}); tab memory: JS heap {:.0} MB, wasm {:.0} MB; retrieval median {:.1} ms, max {:.1} ms over {} questions",
+        federal.laws,
+        federal.sections,
+        first.as_secs_f64(),
+        downloaded / 1e6,
+        largest.join(", "),
+        js_heap / 1e6,
+        wasm / 1e6,
+        retrieval[retrieval.len() / 2],
+        retrieval[retrieval.len() - 1],
+        retrieval.len()
+    );
+    assert!(downloaded > 0.0);
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}

@@ -140,7 +140,23 @@ impl Ctx {
             }
         });
         // Memos, so that switching strategy or between dense and hybrid does not restart the encoder.
-        let bundles_ready = Memo::new(move |_| matches!(strategy_data.get(), Some(Ok(_))));
+        // Loaded the first time the page over all laws opens, and kept.
+        let federal_wanted = Memo::new(move |before: Option<&bool>| {
+            before.copied().unwrap_or(false) || page.get() == Page::AllLaws
+        });
+        let federal = LocalResource::new(move || {
+            let (d, wanted) = (data_url(), federal_wanted.get());
+            async move {
+                if !wanted {
+                    return Ok(None);
+                }
+                load::federal(d, manifest.await?, progress).await
+            }
+        });
+        // The in-browser encoder starts once the searched bundles are in: one law's, or the index across laws.
+        let bundles_ready = Memo::new(move |_| {
+            matches!(strategy_data.get(), Some(Ok(_))) || matches!(federal.get(), Some(Ok(Some(_))))
+        });
         let wants_browser = Memo::new(move |_| {
             let listed = manifest.get().and_then(|m| m.ok());
             listed.is_some_and(|m| usable_encoder(&m).is_some())
@@ -205,19 +221,6 @@ impl Ctx {
                     load::run_search(request, l, s, sources, proxy_problem).await
                 };
                 Some(run.await)
-            }
-        });
-        // Loaded the first time the page over all laws opens, and kept.
-        let federal_wanted = Memo::new(move |before: Option<&bool>| {
-            before.copied().unwrap_or(false) || page.get() == Page::AllLaws
-        });
-        let federal = LocalResource::new(move || {
-            let (d, wanted) = (data_url(), federal_wanted.get());
-            async move {
-                if !wanted {
-                    return Ok(None);
-                }
-                load::federal(d, manifest.await?, progress).await
             }
         });
         let federal_results = LocalResource::new(move || {

@@ -49,10 +49,19 @@ pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
         })
         .collect_view();
     let empty = outcome.results.is_empty();
+    // The app's linear memory now (the index, shards and loaded laws live there), for the cold-start benchmark.
+    let wasm_bytes = {
+        use wasm_bindgen::JsCast;
+        wasm_bindgen::memory()
+            .unchecked_into::<js_sys::WebAssembly::Memory>()
+            .buffer()
+            .unchecked_into::<js_sys::ArrayBuffer>()
+            .byte_length()
+    };
     view! {
         <p class="meta" id="result-meta" data-retrieval-ms=format!("{:.3}", outcome.retrieval_ms)
             data-mode=outcome.mode.name() data-search=outcome.number data-shards=outcome.shards_needed
-            data-shard-bytes=outcome.shard_bytes>{meta}</p>
+            data-shard-bytes=outcome.shard_bytes data-wasm-bytes=wasm_bytes>{meta}</p>
         {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter versuchen oder die Auswahl der Gesetze leeren."</p> })}
         <ol class="results federal" aria-label="Ergebnisse">{items}</ol>
     }
