@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// The shared data folder (`../shared` beside the repository unless `PARAGRAF_SHARED` says otherwise).
 pub fn shared_dir() -> PathBuf {
@@ -308,11 +309,26 @@ pub struct StaticSite {
     pub served: std::sync::Arc<std::sync::Mutex<Vec<(String, usize)>>>,
 }
 
+/// A link of limited speed: every answer waits `latency`, and all answers share `bytes_per_second`.
+#[derive(Clone, Copy)]
+pub struct Link {
+    pub bytes_per_second: f64,
+    pub latency: Duration,
+}
+
 /// The static server of [`serve_static`], with a switch and a log of what it sent.
 pub fn serve_static_site(roots: Vec<(String, PathBuf)>) -> StaticSite {
+    serve_static_over(roots, None)
+}
+
+/// [`serve_static_site`] over a [`Link`] (`None`: loopback speed), compressing text files (HTML, JS, CSS, JSON)
+/// with gzip for clients that accept it, as static hosts such as GitHub Pages do; the log records the bytes sent.
+pub fn serve_static_over(roots: Vec<(String, PathBuf)>, link: Option<Link>) -> StaticSite {
     let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let served = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let (switch, log) = (down.clone(), served.clone());
+    // When the shared link is free again.
+    let free_at = std::sync::Arc::new(std::sync::Mutex::new(Instant::now()));
     use std::io::{BufRead, BufReader, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind static server");
     let addr = listener.local_addr().unwrap();
@@ -326,17 +342,22 @@ pub fn serve_static_site(roots: Vec<(String, PathBuf)>) -> StaticSite {
                 drop(stream);
                 continue;
             }
-            let (roots, log) = (roots.clone(), log.clone());
+            let (roots, log, free_at) = (roots.clone(), log.clone(), free_at.clone());
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 let mut line = String::new();
                 if reader.read_line(&mut line).is_err() {
                     return;
                 }
+                let mut gzip_ok = false;
                 loop {
                     let mut header = String::new();
                     match reader.read_line(&mut header) {
-                        Ok(n) if n > 2 => continue,
+                        Ok(n) if n > 2 => {
+                            let lower = header.to_ascii_lowercase();
+                            gzip_ok |=
+                                lower.starts_with("accept-encoding:") && lower.contains("gzip");
+                        }
                         _ => break,
                     }
                 }
@@ -367,13 +388,47 @@ pub fn serve_static_site(roots: Vec<(String, PathBuf)>) -> StaticSite {
                         }
                         None => ("404 Not Found", b"not found".to_vec(), "text/plain"),
                     };
+                let text = kind.starts_with("text/") || kind == "application/json";
+                let (body, encoding) =
+                    if link.is_some() && gzip_ok && text && status.starts_with("200") {
+                        use std::io::Write as _;
+                        let mut gz = flate2::write::GzEncoder::new(
+                            Vec::new(),
+                            flate2::Compression::default(),
+                        );
+                        gz.write_all(&body).unwrap();
+                        (gz.finish().unwrap(), "Content-Encoding: gzip\r\n")
+                    } else {
+                        (body, "")
+                    };
                 let head = format!(
-                    "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+                    "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\n{encoding}Content-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
                     body.len()
                 );
-                let sent = stream
-                    .write_all(head.as_bytes())
-                    .and_then(|_| stream.write_all(&body));
+                let sent = match link {
+                    None => stream
+                        .write_all(head.as_bytes())
+                        .and_then(|_| stream.write_all(&body)),
+                    Some(link) => {
+                        std::thread::sleep(link.latency);
+                        let mut result = stream.write_all(head.as_bytes());
+                        // Chunks take turns on the shared link.
+                        for chunk in body.chunks(16 << 10) {
+                            let due = {
+                                let mut free = free_at.lock().unwrap();
+                                let start = (*free).max(Instant::now());
+                                *free = start
+                                    + Duration::from_secs_f64(
+                                        chunk.len() as f64 / link.bytes_per_second,
+                                    );
+                                *free
+                            };
+                            std::thread::sleep(due.saturating_duration_since(Instant::now()));
+                            result = result.and_then(|_| stream.write_all(chunk));
+                        }
+                        result
+                    }
+                };
                 if sent.is_ok() {
                     log.lock().unwrap().push((path.to_string(), body.len()));
                 }

@@ -631,7 +631,6 @@ pub struct FederalResult {
     /// Index into the law's sections.
     pub section: u32,
     pub designation: String,
-    pub title: String,
     pub score: f32,
 }
 
@@ -733,7 +732,6 @@ pub async fn run_federal_search(
                 law: entries[hit.law as usize].cloned().expect("kept laws only"),
                 section: hit.section,
                 designation: doc.designation.clone(),
-                title: doc.title.clone(),
                 score: hit.score,
             }
         })

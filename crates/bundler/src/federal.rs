@@ -23,6 +23,8 @@ pub struct FederalSummary {
     pub entry: FederalEntry,
     /// Vocabulary size.
     pub terms: usize,
+    /// Bytes of the head's parts ([`FederalHead::part_bytes`]).
+    pub parts: [(&'static str, usize); 4],
     /// Seconds to read the laws, and to index and write.
     pub seconds_reading: f64,
     pub seconds_indexing: f64,
@@ -31,13 +33,11 @@ pub struct FederalSummary {
 /// Why the index could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum FederalError {
-    /// The manifest lists a law whose files are missing or damaged.
-    #[error("{law}: {source}")]
-    Law {
-        /// The law's abbreviation.
-        law: String,
-        /// What is wrong with its files.
-        source: Box<manifest::ManifestError>,
+    /// The manifest lists laws whose files are missing or damaged: every one, by name.
+    #[error("{}", unreadable.iter().map(|(law, e)| format!("{law}: {e}")).collect::<Vec<_>>().join("; "))]
+    Laws {
+        /// Each law's abbreviation and what is wrong with its files.
+        unreadable: Vec<(String, manifest::ManifestError)>,
     },
     /// The folder holds no laws.
     #[error("{0} lists no laws: build some first (`paragraf build --laws ...`)")]
@@ -54,7 +54,7 @@ impl FederalError {
     /// Whether the folder's contents are at fault (see [`manifest::ManifestError::is_bad_data`]).
     pub fn is_bad_data(&self) -> bool {
         match self {
-            FederalError::Law { source, .. } => source.is_bad_data(),
+            FederalError::Laws { unreadable } => unreadable.iter().all(|(_, e)| e.is_bad_data()),
             FederalError::Empty(_) | FederalError::Engine(_) => true,
             FederalError::Build(BuildError::Manifest(e)) => e.is_bad_data(),
             FederalError::Build(_) => false,
@@ -83,20 +83,24 @@ pub fn write(
     }
     let total = listed.laws.len();
     let mut laws: Vec<(Law, Option<StrategyBundle>)> = Vec::with_capacity(total);
+    let mut unreadable = Vec::new();
     for (done, entry) in listed.laws.iter().enumerate() {
-        let failed = |source| FederalError::Law {
-            law: entry.law.clone(),
-            source: Box::new(source),
-        };
-        let law = manifest::read_law(dir, entry).map_err(failed)?;
-        let sections = listed
-            .bundles_of(&entry.law)
-            .find(|b| b.strategy == SECTION_STRATEGY)
-            .map(|b| manifest::read_strategy(dir, b))
-            .transpose()
-            .map_err(failed)?;
-        laws.push((law, sections));
+        let read = manifest::read_law(dir, entry).and_then(|law| {
+            let sections = listed
+                .bundles_of(&entry.law)
+                .find(|b| b.strategy == SECTION_STRATEGY)
+                .map(|b| manifest::read_strategy(dir, b))
+                .transpose()?;
+            Ok((law, sections))
+        });
+        match read {
+            Ok(law) => laws.push(law),
+            Err(e) => unreadable.push((entry.law.clone(), e)),
+        }
         progress(done + 1, total);
+    }
+    if !unreadable.is_empty() {
+        return Err(FederalError::Laws { unreadable });
     }
     let seconds_reading = started.elapsed().as_secs_f64();
     let started = Instant::now();
@@ -149,6 +153,7 @@ pub fn write(
     Ok(FederalSummary {
         entry,
         terms: head.terms(),
+        parts: head.part_bytes(),
         seconds_reading,
         seconds_indexing: started.elapsed().as_secs_f64(),
     })

@@ -88,6 +88,14 @@ pub enum ParseError {
         file: String,
     },
     /// Well-formed XML of another kind.
+    /// The parsed law breaks an invariant of the law model (a bug in this parser, found before a bundle is written).
+    #[error("{file}: the parsed law is inconsistent ({source}); please report this law")]
+    Invalid {
+        /// The file.
+        file: String,
+        /// The broken invariant.
+        source: paragraf_core::law::LawError,
+    },
     #[error("{file}:{line}:{column}: not a gesetze-im-internet.de law: the root element is <{root}>, expected <dokumente> holding <norm> elements (gii-norm format)")]
     NotGii {
         /// The file.
@@ -265,6 +273,12 @@ pub fn parse_str(xml: &str, file: &str, options: &ParseOptions) -> Result<Law, P
         .clone()
         .unwrap_or_else(|| default_slug(&law.abbreviation));
     resolve_references(&mut law);
+    // What the parser made must be a law the bundle reader accepts: a bundle that cannot be loaded is worse than a
+    // law reported as unparsable.
+    law.validate().map_err(|source| ParseError::Invalid {
+        file: file.to_string(),
+        source,
+    })?;
     Ok(law)
 }
 
@@ -658,11 +672,12 @@ impl Flat {
                                 self.walk(c, depth + 1);
                             }
                             self.trim_end();
-                            self.items.push((
-                                std::mem::take(&mut label),
-                                depth,
-                                start..self.text.len(),
-                            ));
+                            // An item with nothing in it (no label, blank content) leaves no text: trimming may
+                            // even have taken the line break before it. It is no item then.
+                            let label = std::mem::take(&mut label);
+                            if self.text.len() > start {
+                                self.items.push((label, depth, start..self.text.len()));
+                            }
                         }
                         _ => self.walk(item, depth),
                     }
@@ -736,6 +751,20 @@ mod tests {
     }
 
     const HEAD: &str = r#"<?xml version="1.0" encoding="UTF-8"?><dokumente builddate="20260413220009" doknr="BJNR1"><norm><metadaten><jurabk>TG</jurabk><langue>Testgesetz</langue></metadaten></norm>"#;
+
+    #[test]
+    fn an_empty_list_item_is_no_item_and_the_law_stays_valid() {
+        // As in Anlage 1 of the SVFAngAusbV 1997: an enumeration entry without label or text (the bundle of that
+        // law once failed to load: the item's span ran backwards).
+        let xml = format!(
+            "{HEAD}<norm><metadaten><jurabk>TG</jurabk><enbez>Anlage 1</enbez></metadaten><textdaten><text><Content><P>Liste <DL><DT>1.</DT><DD><LA>eins</LA></DD><DT></DT><DD><LA> </LA></DD><DT>2.</DT><DD><LA>zwei</LA></DD></DL></P></Content></text></textdaten></norm></dokumente>"
+        );
+        let law = law(&xml);
+        let s = &law.sections[0];
+        let items: Vec<&str> = s.list_items.iter().map(|i| s.slice(i.span)).collect();
+        assert_eq!(items, ["1. eins", "2. zwei"]);
+        law.validate().unwrap();
+    }
 
     #[test]
     fn lists_and_continuation_text() {

@@ -78,11 +78,12 @@ fn FederalItem<'a>(
     let section = result.section as usize;
     let heading = format!("{} {}", law, result.designation);
     let (open, only) = (law.clone(), law.clone());
+    // Heading and text arrive with the law's bundle.
     let snippet = move || {
         let law = law.clone();
         Suspend::new(async move {
             // Plain values only across the await (`Suspend` wants a `Send` future).
-            let shown: Result<String, String> = match text.await {
+            let shown: Result<(String, String), String> = match text.await {
                 Ok(l) => Ok(l
                     .sections
                     .get(section)
@@ -91,13 +92,17 @@ fn FederalItem<'a>(
                         if s.text.chars().count() > SNIPPET_CHARS {
                             t.push_str(" …");
                         }
-                        t
+                        (s.title.clone(), t)
                     })
                     .unwrap_or_default()),
                 Err(failure) => Err(failure.to_string()),
             };
             match shown {
-                Ok(t) => view! { <p class="snippet">{t}</p> }.into_any(),
+                Ok((title, t)) => view! {
+                    <p class="section-title">{title}</p>
+                    <p class="snippet">{t}</p>
+                }
+                .into_any(),
                 Err(why) => view! {
                     <p class="law-problem" role="status">{format!("Text von {law} nicht geladen: {why}")}</p>
                 }
@@ -115,7 +120,6 @@ fn FederalItem<'a>(
                         ctx.law.set(open.clone());
                         ctx.page.set(Page::Search);
                     }>{heading}</a>
-                " " {result.title.clone()}
             </h3>
             <p class="law-title">
                 {result.law.title.clone()}

@@ -34,15 +34,21 @@ pub fn write(dir: &Path, shard_bytes: usize) -> Result<()> {
     })
     .with_context(|| format!("writing the index across the laws of {}", dir.display()))?;
     let entry = &summary.entry;
+    let parts: Vec<String> = summary
+        .parts
+        .iter()
+        .map(|(name, bytes)| format!("{name} {bytes}"))
+        .collect();
     let postings: u64 = entry.shards.iter().map(|s| s.bytes).sum();
     println!(
-        "federal index: {} laws, {} sections, {} terms, vectors {}; head {} ({} bytes), {} posting shards ({} bytes); read {:.1} s, indexed and written {:.1} s",
+        "federal index: {} laws, {} sections, {} terms, vectors {}; head {} ({} bytes: {}), {} posting shards ({} bytes); read {:.1} s, indexed and written {:.1} s",
         entry.laws,
         entry.sections,
         summary.terms,
         entry.model.as_deref().unwrap_or("none (lexical only)"),
         entry.head.file,
         entry.head.bytes,
+        parts.join(", "),
         entry.shards.len(),
         postings,
         summary.seconds_reading,

@@ -4,8 +4,8 @@
 //! link: 100,000 sections of federal law are about 150 MB of float vectors and tens of MB of postings. The
 //! browser's layout, chosen by measurement (README, "All federal law"):
 //!
-//! - **One head file** (`federal.<hash>.pgb`, magic `PGRF-FED`): the laws and, per section, its law, designation
-//!   and title (enough to show a result before any law text is fetched); the BM25 dictionary (vocabulary with
+//! - **One head file** (`federal.<hash>.pgb`, magic `PGRF-FED`): the laws and, per section, its law and
+//!   designation (enough to show a result before any law text is fetched); the BM25 dictionary (vocabulary with
 //!   frequencies and document lengths: the query's lexicon for decompounding and the idf of every term); and one
 //!   **sign bit per dimension** of every section vector (48 bytes per e5 section instead of 384 as int8). Dense
 //!   scores are the question's float vector against those signs, scaled by `1/sqrt(dim)`.
@@ -23,6 +23,18 @@ use crate::bundle::{decode_framed, encode_framed, BundleError, VectorStore};
 use crate::engine::{EngineError, Mode, SearchOptions};
 use crate::search::bm25::{top_k, Bm25Dictionary, PostingShard};
 use crate::search::{Hit, TopK};
+
+/// Postcard sizes of differently typed parts.
+mod erased {
+    pub trait Sized {
+        fn bytes(&self) -> usize;
+    }
+    impl<T: serde::Serialize> Sized for T {
+        fn bytes(&self) -> usize {
+            postcard::to_allocvec(self).map_or(0, |v| v.len())
+        }
+    }
+}
 
 /// Magic of the head file.
 pub const HEAD_MAGIC: &[u8; 8] = b"PGRF-FED";
@@ -58,15 +70,14 @@ pub enum FederalFileError {
     Engine(#[from] EngineError),
 }
 
-/// One section in the head: where it is and what to show before its law's text arrives.
+/// One section in the head: where it is and what to show before its law's text arrives (the heading comes with
+/// the text: headings would make the head a third larger).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HeadDoc {
     /// Index into its law's [`crate::Law::sections`].
     pub section: u32,
     /// `§ 535`, `Art. 1`.
     pub designation: String,
-    /// The section's heading (may be empty).
-    pub title: String,
 }
 
 /// One sign bit per dimension of each section vector.
@@ -184,7 +195,6 @@ impl FederalHead {
                 HeadDoc {
                     section: s,
                     designation: section.designation.clone(),
-                    title: section.title.clone(),
                 }
             })
             .collect();
@@ -312,6 +322,17 @@ impl FederalHead {
             .get(i + 1)
             .map_or(self.dictionary.num_terms(), |&s| s as usize);
         Ok((first, end))
+    }
+
+    /// Encoded bytes of the head's parts (laws, section designations, BM25 dictionary, sign vectors), for reports.
+    pub fn part_bytes(&self) -> [(&'static str, usize); 4] {
+        let size = |value: &dyn erased::Sized| value.bytes();
+        [
+            ("laws", size(&(&self.laws, &self.law_starts))),
+            ("designations", size(&self.docs)),
+            ("dictionary", size(&self.dictionary)),
+            ("signs", size(&self.signs)),
+        ]
     }
 
     /// Laws (abbreviations) in index order; [`FederalHit::law`] indexes this.
