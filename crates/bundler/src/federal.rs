@@ -16,7 +16,7 @@ use crate::builder::files::{remove_superseded, write_hashed};
 use crate::builder::BuildError;
 use crate::manifest;
 
-/// What [`write`] produced.
+/// What [`write()`] produced.
 #[derive(Debug)]
 pub struct FederalSummary {
     /// The manifest's entry for it.

@@ -6,9 +6,9 @@
 //!
 //! - **One head file** (`federal.<hash>.pgb`, magic `PGRF-FED`): the laws and, per section, its law and
 //!   designation (enough to show a result before any law text is fetched); the BM25 dictionary (vocabulary with
-//!   frequencies and document lengths: the query's lexicon for decompounding and the idf of every term); and one
-//!   **sign bit per dimension** of every section vector (48 bytes per e5 section instead of 384 as int8). Dense
-//!   scores are the question's float vector against those signs, scaled by `1/sqrt(dim)`.
+//!   frequencies and document lengths: the query's lexicon for decompounding and the idf of every term); and
+//!   every section vector **product-quantized** (one byte per 8 dimensions: 48 bytes per e5 section instead of
+//!   384 as int8; see `QuantizedVectors`).
 //! - **Posting shards** (`federal-postings-<n>.<hash>.pgb`, magic `PGRF-FPS`): the postings of contiguous term
 //!   ranges, about [`SHARD_BYTES`] each. A question fetches only the shards of its own terms.
 //! - The laws' texts stay in their law bundles, fetched when a result of that law is shown.
@@ -80,74 +80,169 @@ pub struct HeadDoc {
     pub designation: String,
 }
 
-/// One sign bit per dimension of each section vector.
+/// Dimensions per sub-vector of the product quantizer: one byte codes eight dimensions.
+const SUB_DIM: usize = 4;
+/// Centroids per sub-space (one byte).
+const CENTROIDS: usize = 256;
+/// Vectors the quantizer is trained on (an even sample beyond this).
+const TRAIN_ROWS: usize = 16_384;
+/// Lloyd iterations per sub-space.
+const TRAIN_ROUNDS: usize = 12;
+
+/// The section vectors, product-quantized: each run of [`SUB_DIM`] dimensions is replaced by the nearest of
+/// [`CENTROIDS`] centroids learnt for that run (k-means), one byte per run: 48 bytes per e5 section instead of 384
+/// as int8. A question's score is the sum over runs of its dot product with the chosen centroid, read from a
+/// 256-entry table per run. Sign bits (one per dimension, same size) were measured first and ranked far worse:
+/// e5 vectors share a large common direction, and a sign keeps too little of what tells sections apart.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct SignVectors {
+struct QuantizedVectors {
     model: String,
     dim: u32,
+    /// Centroids per sub-space (at most [`CENTROIDS`]; fewer when there are fewer vectors).
+    centroids: u32,
+    /// Sub-space `j`, centroid `c`: `codebook[(j * centroids + c) * SUB_DIM..][..SUB_DIM]` (the last sub-space
+    /// padded with zeros when `dim` is not a multiple of [`SUB_DIM`]).
+    codebook: Vec<f32>,
     /// The document each row belongs to.
     rows: Vec<u32>,
-    /// `ceil(dim / 8)` bytes per row; bit `k` of byte `j` is set when dimension `8j + k` is positive.
-    bits: Vec<u8>,
+    /// One centroid number per sub-space and row.
+    codes: Vec<u8>,
 }
 
-impl SignVectors {
-    fn from_store(store: &VectorStore, rows: Vec<u32>, model: String) -> SignVectors {
+impl QuantizedVectors {
+    fn subspaces(&self) -> usize {
+        (self.dim as usize).div_ceil(SUB_DIM)
+    }
+
+    fn from_store(store: &VectorStore, rows: Vec<u32>, model: String) -> QuantizedVectors {
         let dim = match store {
             VectorStore::Int8(v) => v.dim(),
             VectorStore::F32 { dim, .. } => *dim as usize,
         };
-        let stride = dim.div_ceil(8);
-        let mut bits = vec![0u8; rows.len() * stride];
-        for (r, out) in bits.chunks_mut(stride).enumerate() {
-            let positive = |i: usize| match store {
-                VectorStore::Int8(v) => v.row(r)[i] > 0,
-                VectorStore::F32 { values, .. } => values[r * dim + i] > 0.0,
+        let subspaces = dim.div_ceil(SUB_DIM);
+        // Every row padded to whole sub-spaces.
+        let row = |r: usize| -> Vec<f32> {
+            let mut v = match store {
+                VectorStore::Int8(v) => v.dequantize_row(r),
+                VectorStore::F32 { values, .. } => values[r * dim..(r + 1) * dim].to_vec(),
             };
-            for i in (0..dim).filter(|&i| positive(i)) {
-                out[i / 8] |= 1 << (i % 8);
+            v.resize(subspaces * SUB_DIM, 0.0);
+            v
+        };
+        let n = rows.len();
+        let step = n.div_ceil(TRAIN_ROWS).max(1);
+        let sample: Vec<Vec<f32>> = (0..n).step_by(step).map(row).collect();
+        let k = CENTROIDS.min(sample.len()).max(1);
+        let mut codebook = vec![0.0f32; subspaces * k * SUB_DIM];
+        let mut rng = crate::rng::SplitMix64::new(0x5051_5f46_4544);
+        for j in 0..subspaces {
+            let part = |v: &[f32]| -> [f32; SUB_DIM] {
+                v[j * SUB_DIM..(j + 1) * SUB_DIM]
+                    .try_into()
+                    .expect("SUB_DIM")
+            };
+            let points: Vec<[f32; SUB_DIM]> = sample.iter().map(|v| part(v)).collect();
+            let centroids = kmeans(&points, k, &mut rng);
+            for (c, centroid) in centroids.iter().enumerate() {
+                codebook[(j * k + c) * SUB_DIM..][..SUB_DIM].copy_from_slice(centroid);
             }
         }
-        SignVectors {
+        let mut codes = Vec::with_capacity(n * subspaces);
+        for r in 0..n {
+            let v = row(r);
+            for j in 0..subspaces {
+                let x = &v[j * SUB_DIM..(j + 1) * SUB_DIM];
+                let nearest = (0..k)
+                    .min_by(|&a, &b| {
+                        let d =
+                            |c: usize| distance(x, &codebook[(j * k + c) * SUB_DIM..][..SUB_DIM]);
+                        d(a).total_cmp(&d(b))
+                    })
+                    .expect("k >= 1");
+                codes.push(nearest as u8);
+            }
+        }
+        QuantizedVectors {
             model,
             dim: dim as u32,
+            centroids: k as u32,
+            codebook,
             rows,
-            bits,
+            codes,
         }
     }
 
-    /// The best `k` documents that `keep` allows, scored as `query · sign(row) / sqrt(dim)`: per byte of a row
-    /// a table of its 256 partial sums, so a row costs `dim / 8` lookups.
+    /// The best `k` documents that `keep` allows, by the question's dot product with the coded vectors.
     fn top(&self, query: &[f32], k: usize, keep: &dyn Fn(u32) -> bool) -> Vec<Hit> {
-        let stride = (self.dim as usize).div_ceil(8);
-        let scale = 1.0 / (self.dim as f32).sqrt();
-        let mut table = vec![0.0f32; stride * 256];
-        for (j, sums) in table.chunks_mut(256).enumerate() {
-            let dims = &query[8 * j..(8 * j + 8).min(query.len())];
-            for (byte, sum) in sums.iter_mut().enumerate() {
-                *sum = dims
-                    .iter()
-                    .enumerate()
-                    .map(|(b, &q)| if byte >> b & 1 == 1 { q } else { -q })
-                    .sum::<f32>()
-                    * scale;
-            }
-        }
+        let (subspaces, centroids) = (self.subspaces(), self.centroids as usize);
+        let mut padded = query.to_vec();
+        padded.resize(subspaces * SUB_DIM, 0.0);
+        let table: Vec<f32> = (0..subspaces * centroids)
+            .map(|jc| {
+                let j = jc / centroids;
+                let q = &padded[j * SUB_DIM..(j + 1) * SUB_DIM];
+                let c = &self.codebook[jc * SUB_DIM..][..SUB_DIM];
+                q.iter().zip(c).map(|(a, b)| a * b).sum()
+            })
+            .collect();
         let mut top = TopK::new(k);
-        for (row, bits) in self.bits.chunks(stride).enumerate() {
+        for (row, codes) in self.codes.chunks(subspaces).enumerate() {
             let doc = self.rows[row];
             if !keep(doc) {
                 continue;
             }
-            let score = bits
+            let score = codes
                 .iter()
                 .enumerate()
-                .map(|(j, &b)| table[j * 256 + b as usize])
+                .map(|(j, &c)| table[j * centroids + c as usize])
                 .sum();
             top.push(Hit { index: doc, score });
         }
         top.into_sorted()
     }
+}
+
+fn distance(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
+}
+
+/// `k` centroids of `points` by Lloyd's algorithm from `k` distinct seeded starting points; an emptied cluster
+/// keeps its centroid.
+fn kmeans(
+    points: &[[f32; SUB_DIM]],
+    k: usize,
+    rng: &mut crate::rng::SplitMix64,
+) -> Vec<[f32; SUB_DIM]> {
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    let mut centroids: Vec<[f32; SUB_DIM]> = order.iter().take(k).map(|&i| points[i]).collect();
+    let mut assigned = vec![0usize; points.len()];
+    for _ in 0..TRAIN_ROUNDS {
+        for (p, a) in points.iter().zip(assigned.iter_mut()) {
+            *a = (0..k)
+                .min_by(|&x, &y| distance(p, &centroids[x]).total_cmp(&distance(p, &centroids[y])))
+                .expect("k >= 1");
+        }
+        let mut sums = vec![[0.0f64; SUB_DIM]; k];
+        let mut counts = vec![0usize; k];
+        for (p, &a) in points.iter().zip(&assigned) {
+            counts[a] += 1;
+            sums[a]
+                .iter_mut()
+                .zip(p)
+                .for_each(|(s, x)| *s += f64::from(*x));
+        }
+        for c in 0..k {
+            if counts[c] > 0 {
+                for d in 0..SUB_DIM {
+                    centroids[c][d] = (sums[c][d] / counts[c] as f64) as f32;
+                }
+            }
+        }
+    }
+    centroids
 }
 
 /// A posting shard as stored: its number travels with it, so a file fetched under the wrong name is caught.
@@ -168,7 +263,7 @@ pub struct FederalHead {
     dictionary: Bm25Dictionary,
     /// First term of each posting shard.
     shard_starts: Vec<u32>,
-    signs: Option<SignVectors>,
+    vectors: Option<QuantizedVectors>,
 }
 
 impl FederalHead {
@@ -205,7 +300,8 @@ impl FederalHead {
             docs: heads,
             dictionary,
             shard_starts: shards.iter().map(|s| s.first_term).collect(),
-            signs: vectors.map(|(store, rows, model)| SignVectors::from_store(&store, rows, model)),
+            vectors: vectors
+                .map(|(store, rows, model)| QuantizedVectors::from_store(&store, rows, model)),
         };
         Ok((head, shards))
     }
@@ -260,12 +356,18 @@ impl FederalHead {
         if !starts_ok {
             return corrupt("the posting shards do not partition the vocabulary");
         }
-        if let Some(signs) = &self.signs {
-            let stride = signs.dim.div_ceil(8) as usize;
-            if signs.dim == 0
-                || signs.dim > MAX_DIM
-                || signs.bits.len() != signs.rows.len() * stride
-                || signs.rows.iter().any(|&d| d as usize >= docs)
+        if let Some(v) = &self.vectors {
+            let subspaces = v.subspaces();
+            let centroids = v.centroids as usize;
+            if v.dim == 0
+                || v.dim > MAX_DIM
+                || centroids == 0
+                || centroids > CENTROIDS
+                || v.codebook.len() != subspaces * centroids * SUB_DIM
+                || !v.codebook.iter().all(|x| x.is_finite())
+                || v.codes.len() != v.rows.len() * subspaces
+                || v.codes.iter().any(|&c| c as usize >= centroids)
+                || v.rows.iter().any(|&d| d as usize >= docs)
             {
                 return corrupt("the section vectors do not fit the documents");
             }
@@ -324,14 +426,15 @@ impl FederalHead {
         Ok((first, end))
     }
 
-    /// Encoded bytes of the head's parts (laws, section designations, BM25 dictionary, sign vectors), for reports.
+    /// Encoded bytes of the head's parts (laws, section designations, BM25 dictionary, quantized vectors), for
+    /// reports.
     pub fn part_bytes(&self) -> [(&'static str, usize); 4] {
         let size = |value: &dyn erased::Sized| value.bytes();
         [
             ("laws", size(&(&self.laws, &self.law_starts))),
             ("designations", size(&self.docs)),
             ("dictionary", size(&self.dictionary)),
-            ("signs", size(&self.signs)),
+            ("vectors", size(&self.vectors)),
         ]
     }
 
@@ -362,7 +465,7 @@ impl FederalHead {
 
     /// The model of the section vectors, when any law brought some.
     pub fn model(&self) -> Option<&str> {
-        self.signs.as_ref().map(|s| s.model.as_str())
+        self.vectors.as_ref().map(|v| v.model.as_str())
     }
 
     /// What a hit shows before its law is loaded.
@@ -418,18 +521,18 @@ impl FederalHead {
                 *score = 0.0;
             }
         }
-        let dense = match (options.mode, &self.signs, vector) {
+        let dense = match (options.mode, &self.vectors, vector) {
             (Mode::Bm25, _, _) | (_, None, _) | (_, _, None) => None,
-            (_, Some(signs), Some(v)) => {
-                if v.len() != signs.dim as usize {
+            (_, Some(coded), Some(v)) => {
+                if v.len() != coded.dim as usize {
                     return Err(EngineError::Dimension {
-                        model: signs.model.clone(),
-                        expected: signs.dim as usize,
+                        model: coded.model.clone(),
+                        expected: coded.dim as usize,
                         found: v.len(),
                     }
                     .into());
                 }
-                Some(move |k: usize| signs.top(v, k, &keep_doc))
+                Some(move |k: usize| coded.top(v, k, &keep_doc))
             }
         };
         let (ranking, mode) = rank(
