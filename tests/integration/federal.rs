@@ -438,11 +438,7 @@ fn distractors_are_measured_with_one_protocol_alone_and_among() {
 fn a_manifest_listing_a_law_without_its_files_is_refused_with_the_laws_name() {
     let dir = temp_dir();
     let out = dir.path().join("bundles");
-    std::fs::create_dir_all(&out).unwrap();
-    for entry in std::fs::read_dir(crate::util::federal_sample_bundles()).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), out.join(entry.file_name())).unwrap();
-    }
+    crate::util::copy_folder(crate::util::federal_sample_bundles(), &out);
     let listed = manifest(&out);
     let gone = &listed.laws[3];
     std::fs::remove_file(out.join(&gone.file)).unwrap();

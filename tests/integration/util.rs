@@ -601,3 +601,12 @@ pub fn form_encode(value: &str) -> String {
         })
         .collect()
 }
+
+/// A copy of the files of folder `from` in `to` (created), for tests that change or break some of them.
+pub fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}

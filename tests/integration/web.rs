@@ -1664,11 +1664,7 @@ fn law_finder_opens_one_law_among_many() {
 fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
     let dir = temp_dir();
     let bundles = dir.path().join("bundles");
-    std::fs::create_dir_all(&bundles).unwrap();
-    for entry in std::fs::read_dir(crate::util::federal_sample_bundles()).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), bundles.join(entry.file_name())).unwrap();
-    }
+    crate::util::copy_folder(crate::util::federal_sample_bundles(), &bundles);
     // Small shards, so that a question needs only some of them.
     crate::util::run_ok(&[
         "federal",

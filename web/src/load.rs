@@ -443,6 +443,30 @@ async fn any_vector(
     }
 }
 
+/// The query vector of a dense or hybrid search over vectors of `model` (`None`: nothing to embed for), and who
+/// computed it. Without one the search falls back to BM25 and `proxy_problem` says why; only a dense search
+/// against a model mismatch is refused (BM25 results would pretend to be dense).
+async fn search_vector(
+    query: &str,
+    mode: Mode,
+    model: Option<&str>,
+    sources: VectorSources,
+    proxy_problem: RwSignal<Option<Failure>>,
+) -> Result<(Option<Vec<f32>>, Option<Embedded>), Failure> {
+    let Some(model) = model.filter(|_| mode != Mode::Bm25) else {
+        return Ok((None, None));
+    };
+    let found = any_vector(query, model, sources).await;
+    let problem = found.as_ref().err().cloned().flatten();
+    if proxy_problem.get_untracked() != problem {
+        proxy_problem.set(problem.clone());
+    }
+    if let Some(failure @ Failure::ModelMismatch { .. }) = problem.filter(|_| mode == Mode::Dense) {
+        return Err(failure);
+    }
+    Ok(found.map_or((None, None), |(v, source)| (Some(v), Some(source))))
+}
+
 /// What the user asked for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchRequest {
@@ -477,24 +501,14 @@ pub async fn run_search(
         mode,
         unit_search,
     } = request;
-    let mut vector = None;
-    let mut embedded = None;
-    if mode != Mode::Bm25 {
-        let found = any_vector(&query, &strategy.entry.model, sources).await;
-        let problem = found.as_ref().err().cloned().flatten();
-        if proxy_problem.get_untracked() != problem {
-            proxy_problem.set(problem.clone());
-        }
-        if let Some(failure @ Failure::ModelMismatch { .. }) =
-            problem.filter(|_| mode == Mode::Dense)
-        {
-            return Err(failure);
-        }
-        if let Ok((v, source)) = found {
-            vector = Some(v);
-            embedded = Some(source);
-        }
-    }
+    let (vector, embedded) = search_vector(
+        &query,
+        mode,
+        Some(&strategy.entry.model),
+        sources,
+        proxy_problem,
+    )
+    .await?;
     let defaults = SearchOptions::default();
     let options = SearchOptions {
         mode,
@@ -675,23 +689,8 @@ pub async fn run_federal_search(
     let terms = head.query_terms(&query);
     let needed = head.shards_for(&terms);
     let shard_bytes = federal.fetch_shards(&data, &needed).await?;
-    let (mut vector, mut embedded) = (None, None);
-    if let (Some(model), true) = (head.model(), mode != Mode::Bm25) {
-        let found = any_vector(&query, model, sources).await;
-        let problem = found.as_ref().err().cloned().flatten();
-        if proxy_problem.get_untracked() != problem {
-            proxy_problem.set(problem.clone());
-        }
-        if let Some(failure @ Failure::ModelMismatch { .. }) =
-            problem.filter(|_| mode == Mode::Dense)
-        {
-            return Err(failure);
-        }
-        if let Ok((v, source)) = found {
-            vector = Some(v);
-            embedded = Some(source);
-        }
-    }
+    let (vector, embedded) =
+        search_vector(&query, mode, head.model(), sources, proxy_problem).await?;
     // Laws of the catalogue (a law the manifest no longer lists is not shown), narrowed to the chosen set.
     let entries: Vec<Option<&LawEntry>> = head
         .laws()
