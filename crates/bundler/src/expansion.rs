@@ -7,10 +7,13 @@
 
 use paragraf_core::engine::LawIndex;
 use paragraf_core::expansion::thesaurus::{Thesaurus, ThesaurusError, MAX_THESAURUS_BYTES};
-use paragraf_core::expansion::{ExpansionFile, ExpansionTable, ExpansionsEntry, TableParams};
+use paragraf_core::expansion::{
+    ExpansionFile, ExpansionTable, ExpansionsEntry, PreparedThesaurus, TableParams,
+};
 use paragraf_core::manifest::{sha256_hex, LawEntry};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Where Debian's `openthesaurus-de-text` puts the thesaurus (scripts/setup.sh installs it).
 pub const DEFAULT_THESAURUS: &str = "/usr/share/openthesaurus-de/openthesaurus.txt";
@@ -105,6 +108,8 @@ pub struct ThesaurusSource {
     /// The file tried.
     path: PathBuf,
     thesaurus: Result<Thesaurus, String>,
+    /// Stemmed on first use, for the analyzer of the laws' indexes, and kept for every later law.
+    prepared: Mutex<Option<Arc<PreparedThesaurus>>>,
 }
 
 impl ThesaurusSource {
@@ -145,6 +150,7 @@ impl ThesaurusSource {
             ThesaurusSource {
                 path: path.to_path_buf(),
                 thesaurus,
+                prepared: Mutex::new(None),
             },
             warnings,
         )
@@ -171,7 +177,17 @@ impl ThesaurusSource {
             .active_sections()
             .map(|(_, s)| s.title.as_str())
             .collect();
-        let table = ExpansionTable::build(thesaurus, index.bm25(), &headings, params);
+        let analyzer = index.bm25().analyzer();
+        let prepared = {
+            let mut kept = self.prepared.lock().expect("prepared thesaurus");
+            match kept.as_ref().filter(|p| p.analyzer() == analyzer) {
+                Some(p) => p.clone(),
+                None => kept
+                    .insert(Arc::new(PreparedThesaurus::new(thesaurus, analyzer)))
+                    .clone(),
+            }
+        };
+        let table = ExpansionTable::build(&prepared, index.bm25(), &headings, params);
         let name = self.path.file_name().map_or_else(
             || self.path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),

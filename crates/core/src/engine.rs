@@ -761,6 +761,7 @@ mod tests {
             max_df_fraction: 0.2,
             ..Default::default()
         };
+        let thesaurus = crate::expansion::PreparedThesaurus::new(&thesaurus, law.bm25().analyzer());
         let table = ExpansionTable::build(&thesaurus, law.bm25(), &[], params);
         let law = law.with_expansions(table);
         let bm25 = |weight| SearchOptions {

@@ -3,7 +3,9 @@
 
 use paragraf_core::engine::LawIndex;
 use paragraf_core::expansion::thesaurus::Thesaurus;
-use paragraf_core::expansion::{expand, weighted_terms, ExpansionTable, TableParams};
+use paragraf_core::expansion::{
+    expand, weighted_terms, ExpansionTable, PreparedThesaurus, TableParams,
+};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -33,6 +35,7 @@ fn fixture() -> &'static Fixture {
         let thesaurus = Thesaurus::parse(&text).unwrap();
         let index = LawIndex::new(law);
         let headings: Vec<&str> = index.law.active_sections().map(|(_, s)| s.title.as_str()).collect();
+        let thesaurus = PreparedThesaurus::new(&thesaurus, index.bm25().analyzer());
         let table = ExpansionTable::build(&thesaurus, index.bm25(), &headings, TableParams::default());
         Fixture { index, table }
     })

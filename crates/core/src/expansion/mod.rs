@@ -251,73 +251,122 @@ fn idf(df: u32, n: usize) -> f32 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
+/// A thesaurus made ready for [`ExpansionTable::build`]: its usable single words stemmed once, and the senses
+/// (synonym sets) per stem counted. Stems depend on the analyzer only, not on the law, so a build of thousands of
+/// laws prepares once: stemming the whole thesaurus again for every law was most of a lexical build's time.
+#[derive(Clone, Debug)]
+pub struct PreparedThesaurus {
+    analyzer: AnalyzerConfig,
+    /// Per synonym set, its terms that may be lay words (single words without a [`DROP_TAGS`] label).
+    sets: Vec<Vec<PreparedTerm>>,
+    /// Synonym sets each stem occurs in.
+    senses: HashMap<String, u32>,
+}
+
+#[derive(Clone, Debug)]
+struct PreparedTerm {
+    stem: String,
+    word: String,
+    /// Only [`TARGET_TAGS`] labels: it may also be a target.
+    target: bool,
+}
+
+impl PreparedThesaurus {
+    /// Stems `thesaurus` with the analyzer `analyzer` (that of the BM25 indexes it will meet).
+    pub fn new(thesaurus: &Thesaurus, analyzer: AnalyzerConfig) -> Self {
+        let stemmer = Analyzer::new(analyzer);
+        let stem = |t: &Term| -> Option<String> {
+            stemmer
+                .stem_word(&t.text.to_lowercase())
+                .filter(|s| s.len() <= MAX_TERM_BYTES)
+        };
+        let mut senses: HashMap<String, u32> = HashMap::new();
+        let mut sets = Vec::with_capacity(thesaurus.sets.len());
+        for set in &thesaurus.sets {
+            let mut stems = HashSet::new();
+            let mut usable = Vec::new();
+            for term in set.iter().filter(|t| t.is_single_word()) {
+                let Some(s) = stem(term) else { continue };
+                stems.insert(s.clone());
+                if !term.tags.iter().any(|g| DROP_TAGS.contains(&g.as_str())) {
+                    usable.push(PreparedTerm {
+                        stem: s,
+                        word: term.text.clone(),
+                        target: term.tags.iter().all(|g| TARGET_TAGS.contains(&g.as_str())),
+                    });
+                }
+            }
+            for s in stems {
+                *senses.entry(s).or_insert(0) += 1;
+            }
+            sets.push(usable);
+        }
+        PreparedThesaurus {
+            analyzer,
+            sets,
+            senses,
+        }
+    }
+
+    /// The analyzer it was stemmed with.
+    pub fn analyzer(&self) -> AnalyzerConfig {
+        self.analyzer
+    }
+}
+
 impl ExpansionTable {
     /// Keeps what of `thesaurus` can help the law indexed by `index` (see the module docs); `headings` are its
     /// section headings.
+    ///
+    /// # Panics
+    /// When `thesaurus` was prepared for another analyzer than `index`'s ([`PreparedThesaurus::analyzer`]).
     pub fn build(
-        thesaurus: &Thesaurus,
+        thesaurus: &PreparedThesaurus,
         index: &Bm25Index,
         headings: &[&str],
         params: TableParams,
     ) -> Self {
-        let analyzer = Analyzer::new(index.analyzer());
+        assert_eq!(
+            thesaurus.analyzer,
+            index.analyzer(),
+            "the thesaurus was stemmed by another analyzer than the index's"
+        );
         let n = index.len();
         // A word in one section is as specific as a word can be, however small the law.
         let max_df = ((params.max_df_fraction * n as f32).floor() as u32).max(1);
         let heading_terms: HashSet<String> =
             headings.iter().flat_map(|h| index.query_terms(h)).collect();
-        let stem = |t: &Term| -> Option<String> {
-            let word = t.text.to_lowercase();
-            analyzer
-                .stem_word(&word)
-                .filter(|s| s.len() <= MAX_TERM_BYTES)
-        };
-        // Senses per lay word: the sets it occurs in. Each sense's targets get 1/senses of the trust, so a
-        // polysemous word (`kaputt`: broken, exhausted, ruined) adds little of each.
-        let mut senses: HashMap<String, u32> = HashMap::new();
-        for set in &thesaurus.sets {
-            let stems: HashSet<String> = set
-                .iter()
-                .filter(|t| t.is_single_word())
-                .filter_map(stem)
-                .collect();
-            for s in stems {
-                *senses.entry(s).or_insert(0) += 1;
-            }
-        }
         // key -> target term -> (word, weight, in a heading)
         let mut table: BTreeMap<String, HashMap<String, (String, f32, bool)>> = BTreeMap::new();
         for set in &thesaurus.sets {
-            let usable = |t: &&Term| {
-                t.is_single_word() && !t.tags.iter().any(|g| DROP_TAGS.contains(&g.as_str()))
-            };
-            let targets: Vec<(String, &str, f32)> = set
+            let targets: Vec<(&str, &str, f32)> = set
                 .iter()
-                .filter(usable)
-                .filter(|t| t.tags.iter().all(|g| TARGET_TAGS.contains(&g.as_str())))
+                .filter(|t| t.target)
                 .filter_map(|t| {
-                    let s = stem(t)?;
-                    let df = index.doc_freq(&s);
-                    (df > 0 && df <= max_df).then(|| (s, t.text.as_str(), idf(df, n) / idf(1, n)))
+                    let df = index.doc_freq(&t.stem);
+                    (df > 0 && df <= max_df)
+                        .then(|| (t.stem.as_str(), t.word.as_str(), idf(df, n) / idf(1, n)))
                 })
                 .collect();
             if targets.is_empty() {
                 continue;
             }
-            for source in set.iter().filter(usable) {
-                let Some(key) = stem(source) else { continue };
-                if index.doc_freq(&key) > params.max_source_df {
+            for source in set {
+                let key = &source.stem;
+                if index.doc_freq(key) > params.max_source_df {
                     continue;
                 }
-                let trust = 1.0 / senses.get(&key).copied().unwrap_or(1).max(1) as f32;
-                for (term, word, specificity) in &targets {
-                    if *term == key {
+                // Senses per lay word: the sets it occurs in. Each sense's targets get 1/senses of the trust, so
+                // a polysemous word (`kaputt`: broken, exhausted, ruined) adds little of each.
+                let trust = 1.0 / thesaurus.senses.get(key).copied().unwrap_or(1).max(1) as f32;
+                for &(term, word, specificity) in &targets {
+                    if term == key {
                         continue;
                     }
                     let weight = specificity * trust;
                     let slot = table.entry(key.clone()).or_default();
                     let heading = heading_terms.contains(term);
-                    slot.entry(term.clone())
+                    slot.entry(term.to_string())
                         .and_modify(|e| e.1 = e.1.max(weight))
                         .or_insert_with(|| (word.to_string(), weight, heading));
                 }
@@ -551,7 +600,12 @@ mod tests {
             max_df_fraction: 0.2,
             ..TableParams::default()
         };
-        ExpansionTable::build(&thesaurus(), &index, &headings, params)
+        ExpansionTable::build(
+            &PreparedThesaurus::new(&thesaurus(), index.analyzer()),
+            &index,
+            &headings,
+            params,
+        )
     }
 
     fn words(e: &Expansion) -> Vec<&str> {
