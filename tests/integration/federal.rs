@@ -15,7 +15,8 @@ pub fn list_file(dir: &Path, names: &[&str]) -> String {
     format!("@{}", path.display())
 }
 
-pub fn build_laws(laws: &str, from: &Path, out: &Path) -> Vec<String> {
+/// `paragraf build --laws` with the test model and `strategies` (`section`, or `none` for law bundles only).
+pub fn build_laws(laws: &str, from: &Path, out: &Path, strategies: &str) -> Vec<String> {
     [
         "build",
         "--laws",
@@ -23,7 +24,7 @@ pub fn build_laws(laws: &str, from: &Path, out: &Path) -> Vec<String> {
         "--from",
         from.to_str().unwrap(),
         "--strategies",
-        "section",
+        strategies,
         "--out",
         out.to_str().unwrap(),
         "--model",
@@ -94,7 +95,7 @@ fn many_laws_build_incrementally_and_search_together() {
     assert_eq!(names.len(), 32);
     let list = list_file(dir.path(), &names);
     let started = Instant::now();
-    let first = run_ok(&build_laws(&list, &archive(), &out));
+    let first = run_ok(&build_laws(&list, &archive(), &out, "section"));
     eprintln!(
         "built {} laws in {:.1} s: {first}",
         names.len(),
@@ -142,7 +143,7 @@ fn many_laws_build_incrementally_and_search_together() {
 
     // Nothing changed: nothing is rebuilt, the folder stays byte for byte the same.
     let before = std::fs::read(out.join(MANIFEST)).unwrap();
-    let again = run_ok(&build_laws(&list, &archive(), &out));
+    let again = run_ok(&build_laws(&list, &archive(), &out, "section"));
     assert!(
         again.contains("laws: 0 built, 32 unchanged, 0 skipped"),
         "{again}"
@@ -220,6 +221,89 @@ fn many_laws_build_incrementally_and_search_together() {
     }
 }
 
+/// `--strategies none`: law bundles and the index across laws, nothing embedded (the quick way to all federal
+/// law). Every mode asked for runs BM25 and says so; a rebuild skips the unchanged laws.
+#[test]
+fn laws_built_without_vectors_are_searched_with_bm25() {
+    let dir = temp_dir();
+    let out = dir.path().join("bundles");
+    let names: Vec<&str> = sample().keys().map(String::as_str).collect();
+    let list = list_file(dir.path(), &names);
+    let args = build_laws(&list, &archive(), &out, "none");
+    let first = run(&args);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&first.stderr),
+    );
+    assert!(first.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("law bundles only (--strategies none)")
+            && stdout.contains("laws: 32 built, 0 unchanged, 0 skipped")
+            && stdout.contains("embedded 0 tokens"),
+        "{stdout}\n{stderr}"
+    );
+    let built = manifest(&out);
+    assert_eq!(
+        (
+            built.laws.len(),
+            built.bundles.len(),
+            built.encoder.is_none(),
+            built.has_vectors()
+        ),
+        (32, 0, true, false)
+    );
+    let federal = built.federal.clone().expect("an index across laws");
+    assert_eq!((federal.laws, federal.model), (32, None));
+    assert_listed_files_verify(&out);
+    let again = run_ok(&args);
+    assert!(
+        again.contains("laws: 0 built, 32 unchanged, 0 skipped"),
+        "{again}"
+    );
+
+    // A section's opening words find it across the laws and in its own law, whatever mode was asked for.
+    let (law, section) = built
+        .laws
+        .iter()
+        .filter(|l| l.sections > 1)
+        .map(|l| {
+            let law = paragraf_bundler::manifest::read_law(&out, l).unwrap();
+            let (_, section) = law.active_sections().nth(1).unwrap();
+            (law.abbreviation.clone(), section.clone())
+        })
+        .next()
+        .unwrap();
+    let question: String = section.text.chars().take(200).collect();
+    for mode in ["hybrid", "dense", "bm25"] {
+        for one_law in [false, true] {
+            let mut args = vec![
+                "search",
+                "--bundles",
+                out.to_str().unwrap(),
+                "--mode",
+                mode,
+                "--json",
+                &question,
+            ];
+            if one_law {
+                args.extend(["--law", &law]);
+            }
+            let hits: serde_json::Value = serde_json::from_str(&run_ok(&args)).unwrap();
+            let top = &hits["hits"][0];
+            assert_eq!(
+                (top["law"].as_str(), top["designation"].as_str()),
+                (Some(law.as_str()), Some(section.designation.as_str())),
+                "{mode}, one law {one_law}: {hits:#}"
+            );
+            assert_eq!(
+                (hits["mode"].as_str(), &hits["model"]),
+                (Some("bm25"), &serde_json::Value::Null),
+                "{mode}: {hits:#}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_killed_build_resumes_and_leaves_nothing_behind() {
     let dir = temp_dir();
@@ -229,7 +313,7 @@ fn a_killed_build_resumes_and_leaves_nothing_behind() {
     // A fresh embedding cache, so the build has real work when it is killed.
     let cache = dir.path().join("cache");
     let mut child = paragraf()
-        .args(build_laws(&list, &archive(), &out))
+        .args(build_laws(&list, &archive(), &out, "section"))
         .env("PARAGRAF_EMBEDDING_CACHE", &cache)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -250,7 +334,7 @@ fn a_killed_build_resumes_and_leaves_nothing_behind() {
     child.kill().unwrap();
     child.wait().unwrap();
     let resumed = paragraf()
-        .args(build_laws(&list, &archive(), &out))
+        .args(build_laws(&list, &archive(), &out, "section"))
         .env("PARAGRAF_EMBEDDING_CACHE", &cache)
         .output()
         .unwrap();
@@ -273,7 +357,7 @@ fn a_broken_law_is_skipped_by_name_and_a_missing_one_is_named() {
     let stgb = std::fs::read(shared("corpus/StGB.xml")).unwrap();
     std::fs::write(corpus.join("StGB.xml"), &stgb[..stgb.len() / 2]).unwrap();
     let out = dir.path().join("bundles");
-    let failed = run(&build_laws("all", &corpus, &out));
+    let failed = run(&build_laws("all", &corpus, &out, "section"));
     let stderr = String::from_utf8_lossy(&failed.stderr);
     assert!(!failed.status.success());
     assert!(
@@ -299,15 +383,15 @@ fn a_broken_law_is_skipped_by_name_and_a_missing_one_is_named() {
     // Names and sources that cannot be: refused before anything is built.
     let refusals = [
         (
-            build_laws("GG,<script>", &archive(), &dir.path().join("x")),
+            build_laws("GG,<script>", &archive(), &dir.path().join("x"), "section"),
             "error: --laws GG,<script>: \"<script>\" is not a law abbreviation".to_string(),
         ),
         (
-            build_laws("@/nonexistent/laws.txt", &archive(), &dir.path().join("x")),
+            build_laws("@/nonexistent/laws.txt", &archive(), &dir.path().join("x"), "section"),
             "error: cannot read the law list /nonexistent/laws.txt".to_string(),
         ),
         (
-            build_laws("GG", Path::new("/nonexistent.zip"), &dir.path().join("x")),
+            build_laws("GG", Path::new("/nonexistent.zip"), &dir.path().join("x"), "section"),
             "/nonexistent.zip: not a folder of law XML files and not a .tar.xz archive. Most likely the path is mistyped".to_string(),
         ),
     ];
@@ -325,6 +409,7 @@ fn a_broken_law_is_skipped_by_name_and_a_missing_one_is_named() {
         "GG,StVO",
         &archive(),
         &dir.path().join("other"),
+        "section",
     ));
     let stderr = String::from_utf8_lossy(&missing.stderr);
     assert!(!missing.status.success());

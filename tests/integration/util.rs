@@ -583,6 +583,7 @@ pub fn federal_sample_bundles() -> &'static Path {
             &crate::federal::list_file(&dir, &names),
             &archive(),
             &out,
+            "section",
         ));
         out
     })

@@ -1923,6 +1923,7 @@ fn a_citation_of_another_law_opens_that_law_at_the_cited_section() {
         "AufbhV,AufbhG",
         &crate::util::archive(),
         &bundles,
+        "section",
     ));
     let site = crate::util::serve_static(vec![
         ("/bundles/".into(), bundles.clone()),
@@ -1952,6 +1953,78 @@ fn a_citation_of_another_law_opens_that_law_at_the_cited_section() {
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }
 
+/// A folder built with `--strategies none` (law bundles and the index across laws, no vectors): one law and all
+/// laws are searched with BM25 whatever mode the URL asks for, the page says why, and no query leaves the browser
+/// (the proxy named in the URL gets no request).
+#[test]
+fn a_folder_without_vectors_searches_with_bm25_and_sends_nothing() {
+    let dir = temp_dir();
+    let bundles = dir.path().join("bundles");
+    crate::util::run_ok(&crate::federal::build_laws(
+        "AufbhV,AufbhG,KSchG",
+        &crate::util::archive(),
+        &bundles,
+        "none",
+    ));
+    let site = crate::util::serve_static(vec![
+        ("/bundles/".into(), bundles.clone()),
+        ("/".into(), dist()),
+    ]);
+    // Stands where a proxy would: it must not be asked anything.
+    let proxy = crate::util::serve_static_site(vec![("/".into(), dir.path().to_path_buf())]);
+    let browser = Browser::start();
+    let question = "Kündigung sozial ungerechtfertigt";
+    browser.goto(&format!(
+        "http://{site}/?law=KSchG&mode=hybrid&proxy=http://{}&q={}",
+        proxy.addr,
+        crate::util::form_encode(question)
+    ));
+    let loaded = browser.wait_text("#loaded", "the law", |t| t.starts_with("Bereit"));
+    assert!(
+        loaded.contains("keine Vektoren gebaut (nur BM25)") && !loaded.contains("Modell"),
+        "{loaded}"
+    );
+    let meta = browser.wait_text("#result-meta", "results in the law", |t| {
+        t.contains("Treffer in KSchG ")
+    });
+    assert!(
+        meta.contains("keine Vektoren gebaut · BM25") && meta.contains("nur lexikalisch"),
+        "{meta}"
+    );
+    assert!(browser.text("#r0 h2").unwrap().starts_with("§ 1 "));
+    let modes = browser.script(
+        "return [...document.querySelectorAll('input[name=mode]')].map(e => [e.value, e.disabled, e.checked]);",
+        json!([]),
+    );
+    assert_eq!(
+        modes,
+        json!([
+            ["hybrid", true, false],
+            ["dense", true, false],
+            ["bm25", false, true]
+        ])
+    );
+    assert!(browser.text("#no-vectors").is_some());
+
+    browser.goto(&format!(
+        "http://{site}/?page=alle&mode=dense&proxy=http://{}&q={}",
+        proxy.addr,
+        crate::util::form_encode(question)
+    ));
+    let meta = browser.wait_text("#result-meta", "results across laws", |t| {
+        t.contains("Treffer in 3 Gesetzen")
+    });
+    assert!(meta.contains("BM25"), "{meta}");
+    let first: Value = browser.script(
+        "return document.querySelector('ol.federal li.hit').dataset.law",
+        json!([]),
+    );
+    assert_eq!(first, json!("KSchG"));
+    assert_eq!(proxy.served.lock().unwrap().len(), 0, "the proxy was asked");
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}
+
 /// Questions across all laws for the throttled cold start (lay words of several fields of law).
 const FEDERAL_QUERIES: [&str; 10] = [
     "Wie lange darf mein Vermieter die Kaution behalten?",
@@ -1967,8 +2040,8 @@ const FEDERAL_QUERIES: [&str; 10] = [
 ];
 
 /// The README's figures for all federal law in the browser: a cold start (fresh profile) over a link of
-/// 50 Mbit/s and 20 ms (the test server's, compressing text files as static hosts do), on the page over all laws with hybrid search through
-/// the proxy: time to the first result, bytes downloaded before it (the largest files named), the tab's memory,
+/// 50 Mbit/s and 20 ms (the test server's, compressing text files as static hosts do), on the page over all laws
+/// with hybrid search through the proxy (BM25 for a folder without vectors): time to the first result, bytes downloaded before it (the largest files named), the tab's memory,
 /// and retrieval time per question. Bundles: PARAGRAF_E2E_FEDERAL (a folder built with `paragraf build --laws
 /// all`), else the 32-law test sample. Asserts behaviour (results, no console errors); prints the figures.
 #[test]
@@ -2001,11 +2074,16 @@ fn all_laws_cold_start_over_a_throttled_link() {
         proxy.url(),
         encode(FEDERAL_QUERIES[0])
     ));
+    // Hybrid through the proxy; a folder without vectors (`--strategies none`) searches with BM25 alone.
+    let (mode, vector) = match manifest.has_vectors() {
+        true => ("hybrid", "Anfragevektor über den Server"),
+        false => ("BM25", "nur lexikalisch"),
+    };
     let meta = browser.wait_text("#result-meta", "the first result across laws", |t| {
-        t.contains("hybrid")
+        t.contains(mode)
     });
     let first = cold.elapsed();
-    assert!(meta.contains("Anfragevektor über den Server"), "{meta}");
+    assert!(meta.contains(vector), "{meta}");
     // Bytes the server sent so far (page, app, service worker and its fetches; the proxy's few-kB answers aside),
     // largest first.
     let mut files: Vec<(String, f64)> = site
@@ -2081,7 +2159,7 @@ fn all_laws_cold_start_over_a_throttled_link() {
     }
     retrieval.sort_by(f64::total_cmp);
     eprintln!(
-        "all laws in the browser: {} laws, {} sections; cold start over 50 Mbit/s, 20 ms: first hybrid result after {:.2} s, {:.1} MB sent before it ({}); tab memory: JS heap {:.0} MB, wasm {:.0} MB; retrieval median {:.1} ms, max {:.1} ms over {} questions",
+        "all laws in the browser: {} laws, {} sections; cold start over 50 Mbit/s, 20 ms: first {mode} result after {:.2} s, {:.1} MB sent before it ({}); tab memory: JS heap {:.0} MB, wasm {:.0} MB; retrieval median {:.1} ms, max {:.1} ms over {} questions",
         federal.laws,
         federal.sections,
         first.as_secs_f64(),

@@ -50,8 +50,8 @@ pub struct Ctx {
     pub progress: RwSignal<Progress>,
     pub manifest: LocalResource<Result<Rc<Manifest>, Failure>>,
     pub law_data: LocalResource<Result<Rc<LoadedLaw>, Failure>>,
-    pub strategy_data: LocalResource<Result<Rc<LoadedStrategy>, Failure>>,
-    /// The proxy's health; `None` while BM25 is chosen (it needs no network at all).
+    pub strategy_data: LocalResource<Result<Option<Rc<LoadedStrategy>>, Failure>>,
+    /// The proxy's health; `None` while BM25 is chosen or the bundles have no vectors (then nothing is sent).
     pub proxy: LocalResource<Option<Result<Health, Failure>>>,
     /// The in-browser query encoder: loaded after the bundles, when vectors are wanted and the proxy cannot (or
     /// may not) give them and the manifest lists a model file; `None` otherwise.
@@ -132,7 +132,7 @@ impl Ctx {
             let needed = mode.get() != Mode::Bm25 && encoder_choice.get().uses_server();
             let url = proxy_url.get();
             async move {
-                if needed {
+                if needed && manifest.await.is_ok_and(|m| m.has_vectors()) {
                     Some(load::proxy(url).await)
                 } else {
                     None

@@ -120,11 +120,6 @@ pub enum Failure {
         /// The manifest's address.
         url: String,
     },
-    /// The law has no strategy bundle.
-    NoStrategy {
-        /// Law abbreviation.
-        law: String,
-    },
     /// A law or strategy bundle cannot be used.
     Bundle {
         /// Law or strategy.
@@ -190,7 +185,6 @@ impl fmt::Display for Failure {
                 f,
                 "{url} nennt kein Gesetz. Bündel mit `paragraf build` erzeugen"
             ),
-            Failure::NoStrategy { law } => write!(f, "Für {law} gibt es kein Strategie-Bündel"),
             Failure::NoFederal { url } => write!(
                 f,
                 "{url} nennt keinen Gesamtindex über alle Gesetze. Mit `paragraf federal` erzeugen"

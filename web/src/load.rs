@@ -50,7 +50,8 @@ pub struct LoadedStrategy {
 /// A finished search.
 pub struct Outcome {
     pub law: Rc<LoadedLaw>,
-    pub strategy: Rc<LoadedStrategy>,
+    /// `None`: the law has no strategy bundle (built with `--strategies none`) and BM25 ran over its sections.
+    pub strategy: Option<Rc<LoadedStrategy>>,
     /// What the engine found, and how: the page shows the mode and unit search that ran, as the engine says.
     pub search: SearchOutcome,
     /// Expansion words the user removed for this search.
@@ -250,20 +251,18 @@ async fn expansion_table(
     Ok(decoded.table)
 }
 
-/// The strategy bundle named `strategy` of the loaded law (or its `section` or first bundle).
+/// The strategy bundle named `strategy` of the loaded law (or its `section` or first bundle); `None` when the
+/// law has none (a folder built with `--strategies none`: its sections are searched with BM25 alone).
 pub async fn strategy(
     data: String,
     manifest: Rc<Manifest>,
     law: Rc<LoadedLaw>,
     strategy: String,
     progress: RwSignal<Progress>,
-) -> Result<Rc<LoadedStrategy>, Failure> {
-    let entry = manifest
-        .bundle(&law.entry.law, &strategy)
-        .cloned()
-        .ok_or_else(|| Failure::NoStrategy {
-            law: law.entry.law.clone(),
-        })?;
+) -> Result<Option<Rc<LoadedStrategy>>, Failure> {
+    let Some(entry) = manifest.bundle(&law.entry.law, &strategy).cloned() else {
+        return Ok(None);
+    };
     let kind = BundleKind::Strategy;
     let (bytes, verify_ms) = verified_bytes(
         &data,
@@ -284,11 +283,11 @@ pub async fn strategy(
     )?;
     let index = StrategyIndex::new(bundle, &law.index.law)
         .map_err(|e| bundle_failure(kind, &entry.file, BundleProblem::Engine(e)))?;
-    Ok(Rc::new(LoadedStrategy {
+    Ok(Some(Rc::new(LoadedStrategy {
         entry,
         index,
         verify_ms,
-    }))
+    })))
 }
 
 fn parse_proxy_answer<'a, T: serde::Deserialize<'a>>(
@@ -489,7 +488,7 @@ pub struct SearchRequest {
 pub async fn run_search(
     request: SearchRequest,
     law: Rc<LoadedLaw>,
-    strategy: Rc<LoadedStrategy>,
+    strategy: Option<Rc<LoadedStrategy>>,
     sources: VectorSources,
     proxy_problem: RwSignal<Option<Failure>>,
 ) -> Result<Rc<Outcome>, Failure> {
@@ -504,7 +503,7 @@ pub async fn run_search(
     let (vector, embedded) = search_vector(
         &query,
         mode,
-        Some(&strategy.entry.model),
+        strategy.as_ref().map(|s| s.entry.model.as_str()),
         sources,
         proxy_problem,
     )
@@ -529,7 +528,7 @@ pub async fn run_search(
     let t0 = fetch::now_ms();
     let search = engine::search_expanded(
         &law.index,
-        Some(&strategy.index),
+        strategy.as_ref().map(|s| &s.index),
         &query,
         vector.as_deref(),
         &without,

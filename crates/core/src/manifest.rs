@@ -350,6 +350,12 @@ impl Manifest {
         self.law(abbreviation).or_else(|| self.laws.first())
     }
 
+    /// Whether any law has vectors to search (a strategy bundle); a folder built with `--strategies none` has
+    /// none and is searched with BM25 alone, so no query vector is ever wanted.
+    pub fn has_vectors(&self) -> bool {
+        !self.bundles.is_empty()
+    }
+
     /// The strategy bundles of a law.
     pub fn bundles_of<'a>(&'a self, law: &'a str) -> impl Iterator<Item = &'a BundleEntry> + 'a {
         self.bundles.iter().filter(move |b| b.law == law)

@@ -197,10 +197,13 @@ impl FromStr for Strategy {
     }
 }
 
-/// Parses `all` (the paper's 21) or a comma-separated list of strategy names.
+/// Parses `all` (the paper's 21), `none` (no strategy bundles: law bundles only, searched with BM25) or a
+/// comma-separated list of strategy names.
 pub fn parse_strategy_list(list: &str) -> Result<Vec<Strategy>, UnknownStrategy> {
-    if list.trim() == "all" {
-        return Ok(Strategy::all());
+    match list.trim() {
+        "all" => return Ok(Strategy::all()),
+        "none" => return Ok(Vec::new()),
+        _ => {}
     }
     list.split(',').map(|s| s.trim().parse()).collect()
 }
@@ -208,6 +211,21 @@ pub fn parse_strategy_list(list: &str) -> Result<Vec<Strategy>, UnknownStrategy>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_name_all_none_or_strategies() {
+        assert_eq!(parse_strategy_list("all").unwrap(), Strategy::all());
+        assert_eq!(parse_strategy_list(" none ").unwrap(), Vec::new());
+        let two = parse_strategy_list("section, sentence").unwrap();
+        assert_eq!(
+            two.iter().map(|s| s.name()).collect::<Vec<_>>(),
+            ["section", "sentence"]
+        );
+        assert_eq!(
+            parse_strategy_list("section,nothing").unwrap_err().0,
+            "nothing"
+        );
+    }
 
     #[test]
     fn there_are_24_distinct_names_that_round_trip() {

@@ -6,6 +6,7 @@ use paragraf_core::engine::{Mode, UnitSearch};
 use paragraf_core::strategy::Strategy;
 
 use crate::components::law_picker::LawPicker;
+use crate::components::results::NO_VECTORS;
 use crate::context::{save_proxy_url, Ctx};
 use crate::state::EncoderChoice;
 
@@ -25,15 +26,23 @@ pub fn SearchRow(placeholder: &'static str) -> impl IntoView {
     }
 }
 
-/// Hybrid, dense or BM25 (this page and the one over all laws).
+/// Hybrid, dense or BM25 (this page and the one over all laws). Bundles without vectors (`--strategies none`)
+/// leave BM25 only: the other two are shown disabled, with why.
 #[component]
 pub fn ModeChoice() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
+    let lexical_only = move || {
+        ctx.manifest
+            .get()
+            .and_then(|m| m.ok())
+            .is_some_and(|m| !m.has_vectors())
+    };
     let mode_radio = move |mode: Mode, label: &'static str, hint: &'static str| {
         view! {
             <label title=hint>
                 <input type="radio" name="mode" value=mode.name()
-                    prop:checked=move || ctx.mode.get() == mode
+                    prop:checked=move || mode == if lexical_only() { Mode::Bm25 } else { ctx.mode.get() }
+                    disabled=move || mode != Mode::Bm25 && lexical_only()
                     on:change=move |_| ctx.mode.set(mode)/>
                 {label}
             </label>
@@ -45,6 +54,9 @@ pub fn ModeChoice() -> impl IntoView {
             {mode_radio(Mode::Hybrid, "Hybrid", "BM25 und Vektoren, per Reciprocal Rank Fusion vereint")}
             {mode_radio(Mode::Dense, "Dicht", "Nur Vektoren (Anfragevektor vom Einbettungsdienst oder im Browser berechnet)")}
             {mode_radio(Mode::Bm25, "BM25", "Nur lexikalisch, ohne jedes Netz")}
+            <Show when=lexical_only>
+                <span class="hint" id="no-vectors">{format!("Diese Bündel: {NO_VECTORS}, nur BM25.")}</span>
+            </Show>
         </fieldset>
     }
 }

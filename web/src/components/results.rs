@@ -12,6 +12,9 @@ use crate::state::UrlState;
 use paragraf_core::definitions::Definition;
 use paragraf_core::results::{citations, cited_by, hit_spans, Citation, MAX_HIT_CITATIONS};
 
+/// Said of a law built without strategy bundles (`--strategies none`): BM25 over its sections is all there is.
+pub const NO_VECTORS: &str = "keine Vektoren gebaut";
+
 /// Where the query vector came from, for the line above results.
 pub fn vector_note(embedded: Option<&Embedded>) -> String {
     match embedded {
@@ -55,10 +58,13 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
     let graph = expect_context::<Ctx>().graph.get_untracked();
     let unit_search = route_label(&outcome.search);
     let meta = format!(
-        "{} Treffer in {} · Strategie {} · {}{unit_search} · Suche im Browser {:.1} ms{}",
+        "{} Treffer in {} · {} · {}{unit_search} · Suche im Browser {:.1} ms{}",
         outcome.search.hits.len(),
         outcome.law.entry.law,
-        outcome.strategy.entry.strategy,
+        match &outcome.strategy {
+            Some(s) => format!("Strategie {}", s.entry.strategy),
+            None => NO_VECTORS.to_string(),
+        },
         mode_label(outcome.search.mode),
         outcome.retrieval_ms,
         vector_note(outcome.embedded.as_ref())
@@ -162,12 +168,11 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
     let i = hit.section as usize;
     let section = &law.sections[i];
     let path = law.path_label(i);
-    let spans = hit_spans(
-        &outcome.strategy.index.bundle,
-        hit.section,
-        section,
-        &hit.units,
-    );
+    let spans = outcome
+        .strategy
+        .as_ref()
+        .map(|s| hit_spans(&s.index.bundle, hit.section, section, &hit.units))
+        .unwrap_or_default();
     let units = if hit.units.is_empty() {
         String::new()
     } else {

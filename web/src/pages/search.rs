@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use crate::components::controls::Controls;
 use crate::components::errors::ErrorList;
 use crate::components::notice::{LoadProgress, ProxyNotice};
-use crate::components::results::Results;
+use crate::components::results::{Results, NO_VECTORS};
 use crate::context::Ctx;
 use crate::failure::Failure;
 
@@ -28,22 +28,31 @@ pub fn SearchPage() -> impl IntoView {
                     l.expansions.clone(),
                 )
             })?;
+            // A law built without strategy bundles (`--strategies none`) has no model: BM25 only.
             let (strategy, model, strategy_bytes, strategy_ms) =
-                ctx.strategy_data.await.map(|s| {
-                    let text = format!(
-                        "Strategie {} mit {} Einheiten",
-                        s.entry.strategy,
-                        s.index.bundle.units.len(),
-                    );
-                    (text, s.entry.model.clone(), s.entry.bytes, s.verify_ms)
+                ctx.strategy_data.await.map(|s| match s {
+                    Some(s) => {
+                        let text = format!(
+                            "Strategie {} mit {} Einheiten",
+                            s.entry.strategy,
+                            s.index.bundle.units.len(),
+                        );
+                        (
+                            text,
+                            Some(s.entry.model.clone()),
+                            s.entry.bytes,
+                            s.verify_ms,
+                        )
+                    }
+                    None => (format!("{NO_VECTORS} (nur BM25)"), None, 0, 0.0),
                 })?;
             let synonyms = match &expansions {
                 Some(Ok(words)) => format!(", Synonymtabelle mit {words} Alltagswörtern"),
                 _ => String::new(),
             };
-            let ready = format!("Bereit: {law} ({sections} Paragrafen/Artikel), {strategy}, ");
+            let ready = format!("Bereit: {law} ({sections} Paragrafen/Artikel), {strategy}");
             // A model used under terms of its own (EmbeddingGemma: the Gemma Terms of Use) links them here.
-            let terms = paragraf_core::models::terms(&model).map(|terms| {
+            let terms = model.as_deref().and_then(paragraf_core::models::terms).map(|terms| {
                 view! {
                     " ("
                     <a id="model-terms" href=terms.url target="_blank" rel="noopener">{terms.name}</a>
@@ -63,7 +72,7 @@ pub fn SearchPage() -> impl IntoView {
             let verify_bytes = law_bytes + strategy_bytes;
             Ok::<_, Failure>(view! {
                 <p class="loaded" id="loaded" data-verify-ms=verify_ms data-verify-bytes=verify_bytes>
-                    {ready}"Modell "<span id="model">{model}</span>{terms}{synonyms}
+                    {ready}{model.map(|m| view! { ", Modell "<span id="model">{m}</span> })}{terms}{synonyms}
                 </p>
                 {expansion_problem}
             })

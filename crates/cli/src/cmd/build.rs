@@ -41,7 +41,8 @@ pub struct BuildArgs {
     /// With --laws: rebuild every law, also unchanged ones.
     #[arg(long, requires = "laws")]
     rebuild: bool,
-    /// `all` or a comma-separated list of strategies (`section,subsection,fixed-64-16`).
+    /// `all`, a comma-separated list of strategies (`section,subsection,fixed-64-16`) or `none`: law bundles only,
+    /// searched with BM25 (nothing is embedded; the quick way to all federal law).
     #[arg(long, default_value = "all")]
     strategies: String,
     /// Output folder for bundles and manifest.json.
@@ -160,7 +161,11 @@ pub fn run(args: BuildArgs) -> Result<()> {
         ModelChoice::Gemma { .. } => resolve_model_path(None)?,
     };
     let e5 = e5::load(&e5_path)?;
-    eprintln!("embedding with {}", args.model);
+    if strategies.is_empty() {
+        eprintln!("law bundles only (--strategies none): searched with BM25, nothing embedded");
+    } else {
+        eprintln!("embedding with {}", args.model);
+    }
     let mut generator = match &args.llm_url {
         None => Generator::Builtin,
         Some(url) => Generator::Llm(Box::new(LlmClient::new(LlmConfig {

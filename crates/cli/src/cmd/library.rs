@@ -309,14 +309,19 @@ impl Library {
         }
     }
 
-    /// The (law, strategy) bundle entry, or a refusal listing the law's strategies.
-    pub fn bundle_entry<'a>(&'a self, law: &'a str, strategy: &str) -> Result<&'a BundleEntry> {
+    /// The (law, strategy) bundle entry, or a refusal listing the law's strategies; `None` when the law has no
+    /// strategy bundle at all (built with `--strategies none`: BM25 over its sections is all it offers).
+    pub fn bundle_entry<'a>(
+        &'a self,
+        law: &'a str,
+        strategy: &str,
+    ) -> Result<Option<&'a BundleEntry>> {
         match self
             .manifest
             .bundles_of(law)
             .find(|b| b.strategy == strategy)
         {
-            Some(entry) => Ok(entry),
+            Some(entry) => Ok(Some(entry)),
             None => {
                 let have: Vec<&str> = self
                     .manifest
@@ -324,7 +329,7 @@ impl Library {
                     .map(|b| b.strategy.as_str())
                     .collect();
                 if have.is_empty() {
-                    refuse!("{law} has no strategy bundles in {}; build them with `paragraf build --law {law}`", self.dir.display());
+                    return Ok(None);
                 }
                 refuse!(
                     "no {strategy:?} bundle for {law} in {}; there are: {}",
@@ -376,13 +381,15 @@ impl Library {
         Ok(loaded)
     }
 
-    /// The strategy bundle of a loaded law, loaded once.
-    pub fn strategy(&self, law: &LoadedLaw, strategy: &str) -> Result<Arc<StrategyIndex>> {
-        let entry = self.bundle_entry(&law.entry.law, strategy)?;
+    /// The strategy bundle of a loaded law, loaded once; `None` for a law without strategy bundles.
+    pub fn strategy(&self, law: &LoadedLaw, strategy: &str) -> Result<Option<Arc<StrategyIndex>>> {
+        let Some(entry) = self.bundle_entry(&law.entry.law, strategy)? else {
+            return Ok(None);
+        };
         let key = (law.entry.law.clone(), entry.strategy.clone());
         let mut strategies = self.strategies.lock().expect("strategy cache");
         if let Some(loaded) = strategies.get(&key) {
-            return Ok(loaded.clone());
+            return Ok(Some(loaded.clone()));
         }
         let t0 = Instant::now();
         let bytes = paragraf_bundler::manifest::read_listed(
@@ -406,7 +413,7 @@ impl Library {
         );
         let index = Arc::new(index);
         strategies.insert(key, index.clone());
-        Ok(index)
+        Ok(Some(index))
     }
 
     /// The query encoder for bundles of `model`, loaded once (a failure is remembered too: the model does not
@@ -451,12 +458,14 @@ impl Library {
     }
 
     /// Checks the request before anything heavy is loaded: laws exist, each has the strategy, and the models
-    /// agree. Returns the law names and the bundles' model.
-    pub fn plan(&self, laws: &[String], strategy: &str) -> Result<(Vec<String>, String)> {
+    /// agree. Returns the law names and the bundles' model (`None`: no law has vectors, BM25 runs).
+    pub fn plan(&self, laws: &[String], strategy: &str) -> Result<(Vec<String>, Option<String>)> {
         let laws = self.resolve_laws(laws)?;
         let mut model: Option<String> = None;
         for law in &laws {
-            let entry = self.bundle_entry(law, strategy)?;
+            let Some(entry) = self.bundle_entry(law, strategy)? else {
+                continue;
+            };
             match &model {
                 Some(m) if *m != entry.model => refuse!(
                     "the {strategy} bundles were built with different models ({m}, {}); search one law at a time (--law)",
@@ -465,7 +474,7 @@ impl Library {
                 _ => model = Some(entry.model.clone()),
             }
         }
-        Ok((laws, model.unwrap_or_default()))
+        Ok((laws, model))
     }
 
     /// The browser's search for `question` over `laws` (all when empty) with `strategy`, `mode` and `k`
@@ -485,10 +494,9 @@ impl Library {
             refuse!("k must be between 1 and {MAX_K}, not {k}");
         }
         let (laws, model) = self.plan(laws, strategy)?;
-        let vector = if mode == Mode::Bm25 {
-            None
-        } else {
-            Some(self.encoder(&model)?.embed(question, &model)?)
+        let vector = match &model {
+            Some(model) if mode != Mode::Bm25 => Some(self.encoder(model)?.embed(question, model)?),
+            _ => None,
         };
         let options = SearchOptions {
             mode,
@@ -503,7 +511,7 @@ impl Library {
         let index = self.strategy(&loaded, strategy)?;
         let found = engine::search_expanded(
             &loaded.index,
-            Some(&index),
+            index.as_deref(),
             question,
             vector.as_deref(),
             &expansion.removed,
@@ -515,7 +523,8 @@ impl Library {
             .iter()
             .enumerate()
             .map(|(rank, hit)| {
-                results::section_result(&loaded.index.law, Some(&index.bundle), hit, rank, question)
+                let bundle = index.as_ref().map(|i| &i.bundle);
+                results::section_result(&loaded.index.law, bundle, hit, rank, question)
             })
             .collect();
         Ok(SearchResults {
@@ -523,7 +532,7 @@ impl Library {
             question: question.to_string(),
             mode: found.mode,
             strategy: strategy.to_string(),
-            model: vector.is_some().then_some(model),
+            model: model.filter(|_| vector.is_some()),
             expansions: LawExpansion::of(&laws[0], &found.expansions),
             laws,
             hits,
@@ -538,7 +547,7 @@ impl Library {
         laws: Vec<String>,
         strategy: &str,
         vector: Option<Vec<f32>>,
-        model: String,
+        model: Option<String>,
         options: &SearchOptions,
     ) -> Result<SearchResults> {
         if strategy != SECTION_STRATEGY {
@@ -546,7 +555,7 @@ impl Library {
                 "a search across laws ranks sections with the {SECTION_STRATEGY} bundles; pass --strategy {SECTION_STRATEGY}, or one --law to search {strategy}"
             );
         }
-        let loaded: Vec<(Arc<LoadedLaw>, Arc<StrategyIndex>)> = laws
+        let loaded: Vec<(Arc<LoadedLaw>, Option<Arc<StrategyIndex>>)> = laws
             .iter()
             .map(|law| {
                 let loaded = self.law(law)?;
@@ -564,7 +573,7 @@ impl Library {
                         .iter()
                         .map(|(law, index)| FederalLaw {
                             law: &law.index.law,
-                            sections: Some(&index.bundle),
+                            sections: index.as_ref().map(|i| &i.bundle),
                         })
                         .collect();
                     let index =
@@ -596,7 +605,7 @@ impl Library {
                 };
                 results::section_result(
                     &law.index.law,
-                    Some(&strategy.bundle),
+                    strategy.as_ref().map(|s| &s.bundle),
                     &section,
                     rank,
                     question,
@@ -608,7 +617,7 @@ impl Library {
             question: question.to_string(),
             mode,
             strategy: strategy.to_string(),
-            model: vector.is_some().then_some(model),
+            model: model.filter(|_| vector.is_some()),
             laws,
             expansions: Vec::new(),
             hits,

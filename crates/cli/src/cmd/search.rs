@@ -97,8 +97,8 @@ pub fn run(args: SearchArgs) -> Result<()> {
     let (laws, model) = lib.plan(&args.law, &args.strategy)?;
     // The model loads on a second thread while the bundles load on this one (both cores busy).
     std::thread::scope(|s| -> Result<()> {
-        if mode != Mode::Bm25 {
-            s.spawn(|| lib.warm_encoder(&model));
+        if let Some(model) = model.as_deref().filter(|_| mode != Mode::Bm25) {
+            s.spawn(|| lib.warm_encoder(model));
         }
         for law in &laws {
             let loaded = lib.law(law)?;
