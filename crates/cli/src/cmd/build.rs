@@ -326,6 +326,9 @@ fn farm(args: &BuildArgs, local: Box<dyn EmbeddingBackend>) -> Result<Box<dyn Em
 }
 
 fn print_strategies(report: &BuildReport) {
+    if report.strategies.is_empty() {
+        return;
+    }
     println!(
         "{:<24} {:>8} {:>12} {:>10}",
         "strategy", "units", "bytes", "seconds"

@@ -102,7 +102,7 @@ pub fn run(
         t0.elapsed().as_secs_f64()
     );
     let alone = FederalIndex::new(&parts(&laws[own..=own]))?;
-    // What the browser searches: the same sections, sign bits for the vectors, postings in shards.
+    // What the browser searches: the same sections, product-quantized vectors, postings in shards.
     let (head, shards) = FederalHead::build(&parts(&laws), SHARD_BYTES)?;
     let vectors = match (modes.iter().any(|m| *m != Mode::Bm25), among.model()) {
         (true, Some(model)) => Some(embed(model)?),
@@ -113,7 +113,7 @@ pub fn run(
         (false, _) => None,
     };
     let mut out = format!(
-        "# {law} alone vs among {} laws ({} sections)\n\n{} questions; Recall@10 [95 % bootstrap CI]; p: paired permutation test alone vs among ({rounds} rounds, seed {seed}). \"Browser layout\": among all, as the app searches them (sign bits of the vectors, sharded postings); p against among all.\n\n| mode | {law} alone | among all | Δ | p | browser layout | p | top hit from {law} (alone → among) | laws of the other top hits |\n|---|---|---|---|---|---|---|---|---|\n",
+        "# {law} alone vs among {} laws ({} sections)\n\n{} questions; Recall@10 [95 % bootstrap CI]; p: paired permutation test alone vs among ({rounds} rounds, seed {seed}). \"Browser layout\": among all, as the app searches them (product-quantized vectors, sharded postings); p against among all.\n\n| mode | {law} alone | among all | Δ | p | browser layout | p | top hit from {law} (alone → among) | laws of the other top hits |\n|---|---|---|---|---|---|---|---|---|\n",
         laws.len(),
         among.len(),
         questions.len(),
