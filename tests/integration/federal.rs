@@ -54,6 +54,19 @@ fn manifest(out: &Path) -> Manifest {
     Manifest::parse(&std::fs::read(out.join(MANIFEST)).unwrap()).unwrap()
 }
 
+/// The first law of `built` with more than one section, and its second section: a question made of that
+/// section's opening words should find it.
+fn second_section_of_a_law(out: &Path, built: &Manifest) -> (String, paragraf_core::law::Section) {
+    let entry = built
+        .laws
+        .iter()
+        .find(|l| l.sections > 1)
+        .expect("a law with more than one section");
+    let law = paragraf_bundler::manifest::read_law(out, entry).unwrap();
+    let (_, section) = law.active_sections().nth(1).unwrap();
+    (law.abbreviation.clone(), section.clone())
+}
+
 /// Every file the manifest lists, with its bytes checked against the entry.
 fn assert_listed_files_verify(out: &Path) {
     let manifest = manifest(out);
@@ -188,17 +201,7 @@ fn many_laws_build_incrementally_and_search_together() {
         .starts_with("Text"));
 
     // Dense and hybrid rank all laws as one: a section's own opening words find that section of that law.
-    let (law, section) = built
-        .laws
-        .iter()
-        .filter(|l| l.sections > 1)
-        .map(|l| {
-            let law = paragraf_bundler::manifest::read_law(&out, l).unwrap();
-            let (_, section) = law.active_sections().nth(1).unwrap();
-            (law.abbreviation.clone(), section.clone())
-        })
-        .next()
-        .unwrap();
+    let (law, section) = second_section_of_a_law(&out, &built);
     let question: String = section.text.chars().take(200).collect();
     for mode in ["dense", "hybrid"] {
         let hits = search(&out, mode, &question);
@@ -262,17 +265,7 @@ fn laws_built_without_vectors_are_searched_with_bm25() {
     );
 
     // A section's opening words find it across the laws and in its own law, whatever mode was asked for.
-    let (law, section) = built
-        .laws
-        .iter()
-        .filter(|l| l.sections > 1)
-        .map(|l| {
-            let law = paragraf_bundler::manifest::read_law(&out, l).unwrap();
-            let (_, section) = law.active_sections().nth(1).unwrap();
-            (law.abbreviation.clone(), section.clone())
-        })
-        .next()
-        .unwrap();
+    let (law, section) = second_section_of_a_law(&out, &built);
     let question: String = section.text.chars().take(200).collect();
     for mode in ["hybrid", "dense", "bm25"] {
         for one_law in [false, true] {
@@ -302,6 +295,29 @@ fn laws_built_without_vectors_are_searched_with_bm25() {
             );
         }
     }
+
+    // Evaluating vectors of a folder without any is refused, with what to do instead.
+    let questions = dir.path().join("questions.json");
+    std::fs::write(&questions, GG_QUESTIONS).unwrap();
+    let refused = run(&[
+        "eval",
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        out.to_str().unwrap(),
+        "--strategies",
+        "none",
+        "--modes",
+        "dense",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains(
+            "--strategies none evaluates no vectors: pass --modes bm25, or name the strategies whose vectors to evaluate"
+        ),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
 }
 
 #[test]

@@ -2084,6 +2084,16 @@ fn all_laws_cold_start_over_a_throttled_link() {
     });
     let first = cold.elapsed();
     assert!(meta.contains(vector), "{meta}");
+    // Where the time went: each file's request and arrival, ms after navigation (Resource Timing).
+    let timeline: Vec<(String, f64, f64)> = serde_json::from_value(browser.script(
+        "return performance.getEntriesByType('resource').map(e => [e.name.split('/').pop(), e.startTime, e.responseEnd]);",
+        json!([]),
+    ))
+    .unwrap();
+    let timeline: Vec<String> = timeline
+        .iter()
+        .map(|(name, start, end)| format!("{name} {start:.0}–{end:.0}"))
+        .collect();
     // Bytes the server sent so far (page, app, service worker and its fetches; the proxy's few-kB answers aside),
     // largest first.
     let mut files: Vec<(String, f64)> = site
@@ -2170,6 +2180,10 @@ fn all_laws_cold_start_over_a_throttled_link() {
         retrieval[retrieval.len() / 2],
         retrieval[retrieval.len() - 1],
         retrieval.len()
+    );
+    eprintln!(
+        "files, ms after navigation until the first result: {}",
+        timeline.join(", ")
     );
     assert!(downloaded > 0.0);
     let errors = browser.console_errors(&[]);

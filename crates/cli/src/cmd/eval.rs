@@ -188,6 +188,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
         .collect();
     let modes: Vec<Mode> = args.modes.clone();
     let needs_vectors = modes.iter().any(|m| *m != Mode::Bm25);
+    if needs_vectors && wanted.is_empty() {
+        refuse!("--strategies none evaluates no vectors: pass --modes bm25, or name the strategies whose vectors to evaluate");
+    }
     if needs_vectors && entries.is_empty() {
         refuse!("no bundles of the requested strategies in {}; build them with `paragraf build --strategies {}`", args.bundles.display(), args.strategies);
     }
