@@ -183,8 +183,22 @@ impl fmt::Display for Strategy {
 
 /// A strategy name that is not one of the 24.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown strategy {0:?}; the strategies are: {names}", names = Strategy::known().iter().map(|s| s.name()).collect::<Vec<_>>().join(", "))]
+#[error("{}", unknown_strategy_message(.0))]
 pub struct UnknownStrategy(pub String);
+
+fn unknown_strategy_message(name: &str) -> String {
+    let names = Strategy::known()
+        .iter()
+        .map(|s| s.name())
+        .collect::<Vec<_>>()
+        .join(", ");
+    match name {
+        "all" | "none" => format!(
+            "{name:?} stands alone (`--strategies {name}`), not in a list of strategies; the strategies are: {names}"
+        ),
+        _ => format!("unknown strategy {name:?}; the strategies are: {names}"),
+    }
+}
 
 impl FromStr for Strategy {
     type Err = UnknownStrategy;
@@ -225,6 +239,14 @@ mod tests {
             parse_strategy_list("section,nothing").unwrap_err().0,
             "nothing"
         );
+        assert!(parse_strategy_list("section,nothing")
+            .unwrap_err()
+            .to_string()
+            .starts_with("unknown strategy \"nothing\"; the strategies are: section, "));
+        assert!(parse_strategy_list("none, section")
+            .unwrap_err()
+            .to_string()
+            .starts_with("\"none\" stands alone (`--strategies none`), not in a list of strategies; the strategies are: section, "));
     }
 
     #[test]
