@@ -5,7 +5,7 @@
 use crate::util::{
     archive, federal_sample as sample, model_path, paragraf, run, run_ok, shared, temp_dir,
 };
-use paragraf_core::manifest::{Manifest, MANIFEST};
+use paragraf_core::manifest::{Listed, Manifest, MANIFEST};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -85,10 +85,25 @@ fn assert_listed_files_verify(out: &Path) {
         bundle.verify(&bytes).unwrap();
     }
     if let Some(federal) = &manifest.federal {
-        for file in std::iter::once(&federal.head).chain(&federal.shards) {
+        for file in std::iter::once(&federal.head)
+            .chain(&federal.shards)
+            .chain(&federal.topics)
+        {
             file.verify(&std::fs::read(out.join(&file.file)).unwrap())
                 .unwrap();
         }
+        // The law finder's topics: one entry per law, in the manifest's order.
+        let topics = federal.topics.as_ref().expect("a topics file");
+        let topics = paragraf_core::finder::TopicsFile::from_bytes(
+            &std::fs::read(out.join(&topics.file)).unwrap(),
+        )
+        .unwrap();
+        let names = |laws: Vec<&String>| laws.into_iter().cloned().collect::<Vec<_>>();
+        assert_eq!(
+            names(topics.laws.iter().map(|l| &l.law).collect()),
+            names(manifest.laws.iter().map(|l| &l.law).collect())
+        );
+        assert!(topics.laws.iter().any(|l| !l.topics.is_empty()));
     }
     let listed: Vec<&str> = manifest.files().collect();
     for entry in std::fs::read_dir(out).unwrap() {

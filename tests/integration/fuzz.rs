@@ -1,6 +1,7 @@
 //! The bounded fuzz run of every `cargo test`: a fixed seed, [`INPUTS`] mutated inputs per target, over the readers
 //! of untrusted files — law and strategy bundles (then index and search), expansion tables (then expansion and
-//! weighted search), the index across laws (head and posting shards, then search in every mode), the browser's
+//! weighted search), the index across laws (head and posting shards, then search in every mode; the law finder's
+//! topics, then the finder), the browser's
 //! e5 model file (then embedding), the manifest, the law XML parser and the model
 //! container. Seeds are real files (the GG test bundles, the GG's XML) plus a tiny model container;
 //! mutation and the per-input work are `paragraf_core::fuzz`'s, shared with the cargo-fuzz targets for long runs.
@@ -112,6 +113,24 @@ fn expansion_files_with_expansion_and_search() {
         &seeds,
         |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::expansion::MAGIC),
         |input| fuzz::expansion_file(input, Some(&law)),
+    );
+}
+
+#[test]
+fn topics_files_with_the_law_finder() {
+    let dir = crate::util::federal_sample_bundles();
+    let manifest = Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let topics = manifest
+        .federal
+        .as_ref()
+        .and_then(|f| f.topics.as_ref())
+        .expect("the sample's index has a topics file");
+    let seeds = vec![std::fs::read(dir.join(&topics.file)).unwrap()];
+    run(
+        "topics file",
+        &seeds,
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::finder::TOPICS_MAGIC),
+        |input| fuzz::topics_file(input, &manifest.laws),
     );
 }
 

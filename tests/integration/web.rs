@@ -215,6 +215,28 @@ impl Browser {
         }
     }
 
+    /// Each file the page fetched so far (Resource Timing): name, request and arrival in ms after navigation.
+    fn resource_timeline(&self) -> Vec<(String, f64, f64)> {
+        serde_json::from_value(self.script(
+            "return performance.getEntriesByType('resource').map(e => [e.name.split('/').pop(), e.startTime, e.responseEnd]);",
+            json!([]),
+        ))
+        .unwrap()
+    }
+
+    /// No file fetched twice: a resource that awaited the manifest while it loaded once ran a second time,
+    /// fetching and decoding its files again.
+    fn assert_each_file_once(&self, timeline: &[(String, f64, f64)]) {
+        let mut twice: Vec<&str> = timeline
+            .iter()
+            .map(|(name, _, _)| name.as_str())
+            .filter(|name| timeline.iter().filter(|(n, _, _)| n == name).count() > 1)
+            .collect();
+        twice.sort_unstable();
+        twice.dedup();
+        assert!(twice.is_empty(), "fetched more than once: {twice:?}");
+    }
+
     fn element(&self, css: &str) -> String {
         let v = self.call(
             "POST",
@@ -1005,6 +1027,7 @@ fn browser_cold_start_and_retrieval_per_strategy() {
         t.contains(&format!("Strategie {first} ")) && t.contains("hybrid")
     });
     let cold_start = cold.elapsed();
+    browser.assert_each_file_once(&browser.resource_timeline());
     let (verify_ms, verify_bytes) = verify_cost(&browser);
 
     // Each finished search carries a running number (`data-search`): the next one is recognisable even when
@@ -1597,12 +1620,12 @@ fn law_finder_opens_one_law_among_many() {
             .unwrap();
     let laws = manifest["laws"].as_array().unwrap();
     assert!(laws.len() > 12);
-    let site = crate::util::serve_static(vec![
+    let site = crate::util::serve_static_site(vec![
         ("/bundles/".into(), bundles.to_path_buf()),
         ("/".into(), dist()),
     ]);
     let browser = Browser::start();
-    browser.goto(&format!("http://{site}/?mode=bm25"));
+    browser.goto(&format!("http://{}/?mode=bm25", site.addr));
     browser.wait_text("#law-current", "the first law", |t| !t.is_empty());
     assert_eq!(browser.count("select#law"), 0, "a finder, not a list of 32");
     // The law searched through its head-norm text: typed by abbreviation, lower case.
@@ -1653,8 +1676,97 @@ fn law_finder_opens_one_law_among_many() {
     browser.wait_text("#law-current", "the law found by a title word", |t| {
         t.starts_with(other.0)
     });
+    // A word only a law's headings have (no title or abbreviation): found once the topics file is in, which the
+    // finder fetched when first used, and only then.
+    let topics_entry = manifest["federal"]["topics"].clone();
+    let topics_file = topics_entry["file"].as_str().expect("a topics file");
+    let topics = paragraf_core::finder::TopicsFile::from_bytes(
+        &std::fs::read(bundles.join(topics_file)).unwrap(),
+    )
+    .unwrap();
+    let names_and_titles = laws
+        .iter()
+        .map(|l| format!("{} {}", l["law"], l["title"]).to_lowercase())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (topic_law, topic_word) = topics
+        .laws
+        .iter()
+        .find_map(|l| {
+            let word = l
+                .topics
+                .iter()
+                .flat_map(|t| t.split(|c: char| !c.is_alphabetic()))
+                .filter(|w| w.chars().count() >= 10)
+                .find(|w| {
+                    !names_and_titles.contains(&w.to_lowercase())
+                        && topics
+                            .laws
+                            .iter()
+                            .filter(|o| o.topics.iter().any(|t| t.contains(w)))
+                            .count()
+                            == 1
+                })?;
+            Some((l.law.clone(), word.to_string()))
+        })
+        .expect("a heading word only one law has");
+    let served_topics = || {
+        site.served
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(path, _)| path.ends_with(topics_file))
+            .count()
+    };
+    browser.type_into("#law-finder", &topic_word);
+    browser.wait_text(
+        "#law-suggestions[data-topics=\"true\"]",
+        "the finder with topics",
+        |_| true,
+    );
+    let suggested: Vec<String> = serde_json::from_value(browser.script(
+        "return [...document.querySelectorAll('#law-suggestions button')].map(b => b.dataset.law);",
+        json!([]),
+    ))
+    .unwrap();
+    assert!(
+        suggested.contains(&topic_law),
+        "{topic_word}: {suggested:?}"
+    );
+    assert_eq!(served_topics(), 1, "the topics file, once");
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    // A topics file that does not load is named, and the finder goes on with abbreviations and titles.
+    let broken = temp_dir();
+    crate::util::copy_folder(bundles, broken.path());
+    let path = broken.path().join(topics_file);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&path, bytes).unwrap();
+    let broken_site = crate::util::serve_static(vec![
+        ("/bundles/".into(), broken.path().to_path_buf()),
+        ("/".into(), dist()),
+    ]);
+    browser.goto(&format!("http://{broken_site}/?mode=bm25"));
+    browser.wait_text("#law-current", "the first law", |t| !t.is_empty());
+    browser.type_into("#law-finder", &name.to_lowercase());
+    let failed = browser.wait_text("#law-topics-failed", "the topics file's failure", |t| {
+        !t.is_empty()
+    });
+    assert!(
+        failed.starts_with(&format!(
+            "Nur Abkürzungen und Titel: Themenliste {topics_file}: "
+        )),
+        "{failed}"
+    );
+    let first = browser.wait_text(
+        "#law-suggestions li:first-child button",
+        "suggestions without topics",
+        |t| !t.is_empty(),
+    );
+    assert!(first.starts_with(&format!("{name} – ")), "{first}");
 }
 
 /// The page over all laws: one search over the 32 sample laws (BM25 and hybrid through the proxy), only the
@@ -1733,11 +1845,11 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
         "{question}: {cli:#}"
     );
     let encode = |q: &str| crate::util::form_encode(q);
-    let site = crate::util::serve_static(vec![
+    let site = crate::util::serve_static_site(vec![
         ("/bundles/".into(), bundles.clone()),
         ("/".into(), dist()),
     ]);
-    let origin = format!("http://{site}");
+    let origin = format!("http://{}", site.addr);
     let proxy = Proxy::start(&["--allow-origin", &origin, "--rate-per-minute", "0"]);
     let browser = Browser::start();
     let hits = |b: &Browser| -> Vec<(String, String)> {
@@ -1798,6 +1910,30 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
         laws_found.len() > 1,
         "one ranking over several laws: {laws_found:?}"
     );
+    // Only what the page over all laws uses: the law bundles of the laws it shows, no synonym table (one
+    // law's search is not run here), no topics file (nobody used the law finder).
+    let fetched: Vec<String> = site
+        .served
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(path, _)| path.rsplit('/').next().unwrap().to_string())
+        .collect();
+    let shown_files: Vec<&str> = manifest
+        .laws
+        .iter()
+        .filter(|l| laws_found.contains(&l.law))
+        .map(|l| l.file.as_str())
+        .collect();
+    let unwanted: Vec<&String> = fetched
+        .iter()
+        .filter(|f| {
+            (f.contains(".law.") && !shown_files.contains(&f.as_str()))
+                || f.contains(".exp.")
+                || f.starts_with("topics.")
+        })
+        .collect();
+    assert!(unwanted.is_empty(), "fetched for nothing: {unwanted:?}");
 
     browser.screenshot("all-laws");
 
@@ -2085,11 +2221,8 @@ fn all_laws_cold_start_over_a_throttled_link() {
     let first = cold.elapsed();
     assert!(meta.contains(vector), "{meta}");
     // Where the time went: each file's request and arrival, ms after navigation (Resource Timing).
-    let timeline: Vec<(String, f64, f64)> = serde_json::from_value(browser.script(
-        "return performance.getEntriesByType('resource').map(e => [e.name.split('/').pop(), e.startTime, e.responseEnd]);",
-        json!([]),
-    ))
-    .unwrap();
+    let timeline = browser.resource_timeline();
+    browser.assert_each_file_once(&timeline);
     let timeline: Vec<String> = timeline
         .iter()
         .map(|(name, start, end)| format!("{name} {start:.0}–{end:.0}"))

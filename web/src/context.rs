@@ -49,7 +49,8 @@ pub struct Ctx {
     pub proxy_problem: RwSignal<Option<Failure>>,
     pub progress: RwSignal<Progress>,
     pub manifest: LocalResource<Result<Rc<Manifest>, Failure>>,
-    pub law_data: LocalResource<Result<Rc<LoadedLaw>, Failure>>,
+    /// The searched law; `None` while only the page over all laws has been open.
+    pub law_data: LocalResource<Result<Option<Rc<LoadedLaw>>, Failure>>,
     pub strategy_data: LocalResource<Result<Option<Rc<LoadedStrategy>>, Failure>>,
     /// The proxy's health; `None` while BM25 is chosen or the bundles have no vectors (then nothing is sent).
     pub proxy: LocalResource<Option<Result<Health, Failure>>>,
@@ -86,6 +87,19 @@ pub fn save_proxy_url(url: &str) {
     }
 }
 
+/// The manifest, awaited without subscribing to it. A resource that awaits another one while that one is still
+/// loading runs a second time once it arrives (the reactive graph re-runs a resource whose source changed during
+/// its run): every resource here would fetch, verify and decode its files twice. The manifest changes only with
+/// the data URL, which is fixed from the page's address for the page's life.
+async fn untracked(
+    manifest: LocalResource<Result<Rc<Manifest>, Failure>>,
+) -> Result<Rc<Manifest>, Failure> {
+    leptos::reactive::computed::ScopedFuture::new_untracked(std::future::IntoFuture::into_future(
+        manifest,
+    ))
+    .await
+}
+
 impl Ctx {
     /// Signals from the URL's state, and the resources that load from them.
     pub fn new(start: &UrlState) -> Ctx {
@@ -117,22 +131,37 @@ impl Ctx {
                 .unwrap_or_else(|| crate::DEFAULT_DATA_URL.to_string())
         };
         let manifest = LocalResource::new(move || load::manifest(data_url()));
+        // One law's bundles load once a page that searches one law opens; the page over all laws fetches law
+        // texts itself, for its results only (`None` until then).
+        let law_wanted = Memo::new(move |before: Option<&bool>| {
+            before.copied().unwrap_or(false) || page.get() != Page::AllLaws
+        });
         let law_data = LocalResource::new(move || {
-            let (d, l) = (data_url(), law.get());
-            async move { load::law(d, manifest.await?, l, progress).await }
+            let (d, l, wanted) = (data_url(), law.get(), law_wanted.get());
+            async move {
+                match wanted {
+                    true => Ok(Some(
+                        load::law(d, untracked(manifest).await?, l, progress).await?,
+                    )),
+                    false => Ok(None),
+                }
+            }
         });
         let strategy_data = LocalResource::new(move || {
             let (d, s) = (data_url(), strategy.get());
             async move {
-                let (m, l) = (manifest.await?, law_data.await?);
-                load::strategy(d, m, l, s, progress).await
+                let (m, l) = (untracked(manifest).await?, law_data.await?);
+                match l {
+                    Some(l) => load::strategy(d, m, l, s, progress).await,
+                    None => Ok(None),
+                }
             }
         });
         let proxy = LocalResource::new(move || {
             let needed = mode.get() != Mode::Bm25 && encoder_choice.get().uses_server();
             let url = proxy_url.get();
             async move {
-                if needed && manifest.await.is_ok_and(|m| m.has_vectors()) {
+                if needed && untracked(manifest).await.is_ok_and(|m| m.has_vectors()) {
                     Some(load::proxy(url).await)
                 } else {
                     None
@@ -150,12 +179,13 @@ impl Ctx {
                 if !wanted {
                     return Ok(None);
                 }
-                load::federal(d, manifest.await?, progress).await
+                load::federal(d, untracked(manifest).await?, progress).await
             }
         });
         // The in-browser encoder starts once the searched bundles are in: one law's, or the index across laws.
         let bundles_ready = Memo::new(move |_| {
-            matches!(strategy_data.get(), Some(Ok(_))) || matches!(federal.get(), Some(Ok(Some(_))))
+            (law_wanted.get() && matches!(strategy_data.get(), Some(Ok(_))))
+                || matches!(federal.get(), Some(Ok(Some(_))))
         });
         let wants_browser = Memo::new(move |_| {
             let listed = manifest.get().and_then(|m| m.ok());
@@ -182,7 +212,7 @@ impl Ctx {
                 if !(ready && wanted) {
                     return None;
                 }
-                let listed = manifest.await.ok()?;
+                let listed = untracked(manifest).await.ok()?;
                 let entry = usable_encoder(&listed)?.clone();
                 Some(encoder::load(d, entry, progress).await)
             }
@@ -206,7 +236,10 @@ impl Ctx {
                     return None;
                 }
                 let run = async {
-                    let (l, s) = (law_data.await?, strategy_data.await?);
+                    // `None`: the page over all laws was open until now; the law follows.
+                    let (Some(l), s) = (law_data.await?, strategy_data.await?) else {
+                        return Ok(None);
+                    };
                     let info = match request.mode {
                         Mode::Bm25 => None,
                         _ if choice.uses_server() => proxy.await,
@@ -218,9 +251,11 @@ impl Ctx {
                         browser: browser.filter(|_| choice.uses_browser()),
                         browser_wanted: wants_browser.get_untracked(),
                     };
-                    load::run_search(request, l, s, sources, proxy_problem).await
+                    load::run_search(request, l, s, sources, proxy_problem)
+                        .await
+                        .map(Some)
                 };
-                Some(run.await)
+                run.await.transpose()
             }
         });
         let federal_results = LocalResource::new(move || {
@@ -234,7 +269,7 @@ impl Ctx {
                     return None;
                 }
                 let run = async {
-                    let listed = manifest.await?;
+                    let listed = untracked(manifest).await?;
                     let Some(index) = federal.await? else {
                         return Err(Failure::NoFederal {
                             url: crate::join_url(&d, paragraf_core::manifest::MANIFEST),

@@ -8,6 +8,7 @@ use paragraf_core::bundle::BundleError;
 use paragraf_core::engine::EngineError;
 use paragraf_core::expansion::ExpansionError;
 use paragraf_core::federal::files::FederalFileError;
+use paragraf_core::finder::TopicsError;
 use paragraf_core::manifest::ManifestError;
 
 /// Which kind of bundle a failure concerns.
@@ -21,6 +22,8 @@ pub enum BundleKind {
     Expansions,
     /// The index across all laws (head or posting shard).
     Federal,
+    /// The law finder's topics of all laws.
+    Topics,
 }
 
 impl BundleKind {
@@ -31,6 +34,7 @@ impl BundleKind {
             BundleKind::Strategy => "Strategie-Bündel",
             BundleKind::Expansions => "Synonymtabelle",
             BundleKind::Federal => "Gesamtindex",
+            BundleKind::Topics => "Themenliste",
         }
     }
 }
@@ -49,6 +53,8 @@ pub enum BundleProblem {
     Expansions(ExpansionError),
     /// Index files across laws that do not decode or do not fit together.
     Federal(FederalFileError),
+    /// A topics file that does not decode or breaks its limits.
+    Topics(TopicsError),
 }
 
 /// Why the in-browser encoder failed.
@@ -201,6 +207,7 @@ impl fmt::Display for Failure {
                     BundleProblem::Engine(e) => write!(f, "{e}"),
                     BundleProblem::Expansions(e) => write!(f, "{e}"),
                     BundleProblem::Federal(e) => write!(f, "{e}"),
+                    BundleProblem::Topics(e) => write!(f, "{e}"),
                 }
             }
             Failure::ProxyAnswer { url, detail } => {

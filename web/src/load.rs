@@ -2,9 +2,10 @@
 //! before decoding), the proxy's health and query vectors, the evaluation report, and a search over what is
 //! loaded. Plain async functions over plain values; `context` wires them to signals.
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use leptos::prelude::*;
 use paragraf_core::api::{EmbedRequest, EmbedResponse, Health, EMBED_PATH, HEALTH_PATH};
@@ -16,8 +17,9 @@ use paragraf_core::engine::{
 use paragraf_core::eval::report::Report;
 use paragraf_core::expansion::{ExpansionFile, ExpansionTable, ExpansionsEntry};
 use paragraf_core::federal::files::FederalHead;
+use paragraf_core::finder::TopicsFile;
 use paragraf_core::law::Law;
-use paragraf_core::manifest::{BundleEntry, FederalEntry, LawEntry, Manifest, MANIFEST};
+use paragraf_core::manifest::{BundleEntry, FederalEntry, LawEntry, Listed, Manifest, MANIFEST};
 use paragraf_core::search::bm25::PostingShard;
 use paragraf_core::search::graph::cross_validated_weight;
 
@@ -144,6 +146,27 @@ async fn verified_bytes(
     Ok((bytes, fetch::now_ms() - t0))
 }
 
+/// [`verified_bytes`] for a file the manifest lists by name, size and SHA-256.
+async fn verified_listed(
+    data: &str,
+    kind: BundleKind,
+    listed: &impl Listed,
+    label: &str,
+    progress: RwSignal<Progress>,
+) -> Result<(Vec<u8>, f64), Failure> {
+    let verify = |b: &[u8]| listed.verify(b);
+    verified_bytes(
+        data,
+        kind,
+        listed.file(),
+        verify,
+        listed.size(),
+        label,
+        progress,
+    )
+    .await
+}
+
 /// Decodes verified bytes (freeing them before anything else is built) and checks that the bundle records what
 /// its manifest entry lists (law, strategy, model).
 fn decode_checked<B>(
@@ -167,6 +190,34 @@ fn bundle_failure(kind: BundleKind, file: &str, problem: BundleProblem) -> Failu
     }
 }
 
+thread_local! {
+    /// Decoded files by name while anyone holds them. Names are content hashes, so a name is one content. A
+    /// resource runs a second time when a resource it awaited arrived during its run (the reactive graph's rule):
+    /// it then gets the value of the first run instead of fetching, verifying and decoding the file again.
+    static DECODED: RefCell<HashMap<String, Weak<dyn Any>>> = RefCell::new(HashMap::new());
+    /// The last query vector from the proxy: a search run twice asks once.
+    static LAST_VECTOR: RefCell<Option<(VectorKey, Vec<f32>, Embedded)>> = const { RefCell::new(None) };
+}
+
+/// Which query vector: proxy address, model, query.
+type VectorKey = (String, String, String);
+
+/// The value decoded from `file` earlier, if anyone still holds it.
+fn decoded<T: 'static>(file: &str) -> Option<Rc<T>> {
+    let held = DECODED.with(|d| d.borrow().get(file).and_then(Weak::upgrade))?;
+    held.downcast::<T>().ok()
+}
+
+/// Records the value decoded from `file` for [`decoded`] (forgetting values nobody holds any more).
+fn remember<T: 'static>(file: &str, value: &Rc<T>) {
+    let weak: Weak<dyn Any> = Rc::downgrade(value) as Weak<dyn Any>;
+    DECODED.with(|d| {
+        let mut d = d.borrow_mut();
+        d.retain(|_, w| w.strong_count() > 0);
+        d.insert(file.to_string(), weak);
+    });
+}
+
 /// The law named `law` (or the manifest's first).
 pub async fn law(
     data: String,
@@ -180,17 +231,12 @@ pub async fn law(
         .ok_or_else(|| Failure::NoLaws {
             url: crate::join_url(&data, MANIFEST),
         })?;
+    if let Some(loaded) = decoded::<LoadedLaw>(&entry.file) {
+        return Ok(loaded);
+    }
     let kind = BundleKind::Law;
-    let (bytes, verify_ms) = verified_bytes(
-        &data,
-        kind,
-        &entry.file,
-        |b| entry.verify(b),
-        entry.bytes,
-        &format!("Gesetz {}", entry.law),
-        progress,
-    )
-    .await?;
+    let label = format!("Gesetz {}", entry.law);
+    let (bytes, verify_ms) = verified_listed(&data, kind, &entry, &label, progress).await?;
     let bundle = decode_checked(
         kind,
         &entry.file,
@@ -210,13 +256,15 @@ pub async fn law(
             Err(failure) => (index, Some(Err(failure))),
         },
     };
-    Ok(Rc::new(LoadedLaw {
+    let loaded = Rc::new(LoadedLaw {
         definitions: LawDefinitions::new(&index.law),
         index,
         entry,
         verify_ms,
         expansions,
-    }))
+    });
+    remember(&loaded.entry.file, &loaded);
+    Ok(loaded)
 }
 
 /// The law's query-expansion table (`<LAW>.exp.<hash>.pgb`), verified and checked to be the law's.
@@ -263,17 +311,12 @@ pub async fn strategy(
     let Some(entry) = manifest.bundle(&law.entry.law, &strategy).cloned() else {
         return Ok(None);
     };
+    if let Some(loaded) = decoded::<LoadedStrategy>(&entry.file) {
+        return Ok(Some(loaded));
+    }
     let kind = BundleKind::Strategy;
-    let (bytes, verify_ms) = verified_bytes(
-        &data,
-        kind,
-        &entry.file,
-        |b| entry.verify(b),
-        entry.bytes,
-        &format!("Strategie {}", entry.strategy),
-        progress,
-    )
-    .await?;
+    let label = format!("Strategie {}", entry.strategy);
+    let (bytes, verify_ms) = verified_listed(&data, kind, &entry, &label, progress).await?;
     let bundle = decode_checked(
         kind,
         &entry.file,
@@ -283,11 +326,13 @@ pub async fn strategy(
     )?;
     let index = StrategyIndex::new(bundle, &law.index.law)
         .map_err(|e| bundle_failure(kind, &entry.file, BundleProblem::Engine(e)))?;
-    Ok(Some(Rc::new(LoadedStrategy {
+    let loaded = Rc::new(LoadedStrategy {
         entry,
         index,
         verify_ms,
-    })))
+    });
+    remember(&loaded.entry.file, &loaded);
+    Ok(Some(loaded))
 }
 
 fn parse_proxy_answer<'a, T: serde::Deserialize<'a>>(
@@ -369,6 +414,20 @@ async fn query_vector(
     let request = info
         .request(query, bundle_model)
         .ok_or_else(|| mismatch(info.served_ids()))?;
+    let key = (
+        proxy_url.to_string(),
+        bundle_model.to_string(),
+        query.to_string(),
+    );
+    let last = LAST_VECTOR.with(|l| {
+        l.borrow()
+            .as_ref()
+            .filter(|(k, _, _)| *k == key)
+            .map(|(_, v, e)| (v.clone(), e.clone()))
+    });
+    if let Some(found) = last {
+        return Ok(found);
+    }
     let t0 = fetch::now_ms();
     let (model, vector) = embed(proxy_url, &request).await?;
     if model != bundle_model {
@@ -376,15 +435,14 @@ async fn query_vector(
     }
     let ms = fetch::now_ms() - t0;
     let (source, tokens) = (VectorSource::Server, None);
-    Ok((
-        vector,
-        Embedded {
-            model,
-            ms,
-            source,
-            tokens,
-        },
-    ))
+    let embedded = Embedded {
+        model,
+        ms,
+        source,
+        tokens,
+    };
+    LAST_VECTOR.with(|l| *l.borrow_mut() = Some((key, vector.clone(), embedded.clone())));
+    Ok((vector, embedded))
 }
 
 /// The query vector from the in-browser encoder, when its model is the bundle's.
@@ -567,18 +625,13 @@ pub async fn federal(
     let Some(entry) = manifest.federal.clone() else {
         return Ok(None);
     };
+    if let Some(loaded) = decoded::<LoadedFederal>(&entry.head.file) {
+        return Ok(Some(loaded));
+    }
     let kind = BundleKind::Federal;
     let file = &entry.head.file;
-    let (bytes, verify_ms) = verified_bytes(
-        &data,
-        kind,
-        file,
-        |b| entry.head.verify(b),
-        entry.head.bytes,
-        "Gesamtindex",
-        progress,
-    )
-    .await?;
+    let (bytes, verify_ms) =
+        verified_listed(&data, kind, &entry.head, "Gesamtindex", progress).await?;
     let head = FederalHead::from_bytes(&bytes)
         .map_err(|e| bundle_failure(kind, file, BundleProblem::Federal(e)))?;
     if head.shards() != entry.shards.len() {
@@ -592,12 +645,14 @@ pub async fn federal(
             }),
         ));
     }
-    Ok(Some(Rc::new(LoadedFederal {
+    let loaded = Rc::new(LoadedFederal {
         entry,
         head,
         shards: RefCell::new(HashMap::new()),
         verify_ms,
-    })))
+    });
+    remember(&loaded.entry.head.file, &loaded);
+    Ok(Some(loaded))
 }
 
 impl LoadedFederal {
@@ -611,16 +666,8 @@ impl LoadedFederal {
         let kind = BundleKind::Federal;
         let fetches = missing.iter().map(|&n| async move {
             let listed = &self.entry.shards[n as usize];
-            let (bytes, _) = verified_bytes(
-                data,
-                kind,
-                &listed.file,
-                |b| listed.verify(b),
-                listed.bytes,
-                "Gesamtindex",
-                RwSignal::new(None),
-            )
-            .await?;
+            let (bytes, _) =
+                verified_listed(data, kind, listed, "Gesamtindex", RwSignal::new(None)).await?;
             let shard = self
                 .head
                 .shard_from_bytes(n, &bytes)
@@ -747,20 +794,41 @@ pub async fn run_federal_search(
     }))
 }
 
+/// The law finder's topics of every law, verified and decoded; `None` when the folder has none (an index across
+/// laws built before topics had a file of their own, or none at all): the finder then matches abbreviations and
+/// titles only.
+pub async fn topics(
+    data: String,
+    manifest: Rc<Manifest>,
+) -> Result<Option<Rc<TopicsFile>>, Failure> {
+    let Some(entry) = manifest.federal.as_ref().and_then(|f| f.topics.clone()) else {
+        return Ok(None);
+    };
+    let kind = BundleKind::Topics;
+    let (bytes, _) = verified_listed(
+        &data,
+        kind,
+        &entry,
+        "Themen der Gesetze",
+        RwSignal::new(None),
+    )
+    .await?;
+    let file = decode_checked(
+        kind,
+        &entry.file,
+        bytes,
+        |b| TopicsFile::from_bytes(b).map_err(BundleProblem::Topics),
+        |_| Ok(()),
+    )?;
+    Ok(Some(Rc::new(file)))
+}
+
 /// A law's text for results across laws: its law bundle, verified and decoded, without building its search
 /// index (that happens when the law is opened).
 pub async fn law_text(data: String, entry: LawEntry) -> Result<Rc<Law>, Failure> {
     let kind = BundleKind::Law;
-    let (bytes, _) = verified_bytes(
-        &data,
-        kind,
-        &entry.file,
-        |b| entry.verify(b),
-        entry.bytes,
-        &format!("Gesetz {}", entry.law),
-        RwSignal::new(None),
-    )
-    .await?;
+    let label = format!("Gesetz {}", entry.law);
+    let (bytes, _) = verified_listed(&data, kind, &entry, &label, RwSignal::new(None)).await?;
     let bundle = decode_checked(
         kind,
         &entry.file,

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use paragraf_core::encoder::e5::E5Encoder;
 use paragraf_core::encoder::file::ModelFile;
 use paragraf_core::encoder::TextKind;
-use paragraf_core::manifest::EncoderEntry;
+use paragraf_core::manifest::{EncoderEntry, Listed};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};

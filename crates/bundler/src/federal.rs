@@ -1,6 +1,6 @@
 //! `paragraf federal`: the index across all laws of a bundle folder, as the browser fetches it
 //! ([`paragraf_core::federal::files`]): one head file and posting shards, content-hashed and listed in the
-//! manifest. `paragraf build --laws` writes it after its laws; rewriting it for an unchanged folder writes the same
+//! manifest, and the law finder's topics of every law ([`TopicsFile`]). `paragraf build --laws` writes it after its laws; rewriting it for an unchanged folder writes the same
 //! names. Files of the index it replaces are deleted after the manifest no longer lists them.
 
 use std::path::Path;
@@ -9,6 +9,7 @@ use std::time::Instant;
 use paragraf_core::bundle::StrategyBundle;
 use paragraf_core::federal::files::FederalHead;
 use paragraf_core::federal::{FederalLaw, SECTION_STRATEGY};
+use paragraf_core::finder::TopicsFile;
 use paragraf_core::manifest::{sha256_hex, FederalEntry, FileEntry};
 use paragraf_core::Law;
 
@@ -113,6 +114,7 @@ pub fn write(
         .collect();
     let (head, shards) = FederalHead::build(&parts, shard_bytes)?;
     drop(parts);
+    let topics = TopicsFile::of(crate::builder::GENERATOR, laws.iter().map(|(law, _)| law));
     drop(laws);
     let written = |stem: &str, bytes: Vec<u8>| -> Result<FileEntry, BuildError> {
         let file = write_hashed(dir, stem, &bytes)?;
@@ -138,13 +140,14 @@ pub fn write(
         laws: head.laws().len(),
         sections: head.len(),
         model: head.model().map(str::to_string),
+        topics: Some(written("topics", topics.to_bytes())?),
     };
     let old = listed.federal.replace(entry.clone());
     manifest::save(&mut listed, dir)?;
     let current: std::collections::HashSet<&str> = listed.files().collect();
     for file in old
         .iter()
-        .flat_map(|o| std::iter::once(&o.head).chain(&o.shards))
+        .flat_map(|o| std::iter::once(&o.head).chain(&o.shards).chain(&o.topics))
     {
         if !current.contains(file.file.as_str()) {
             remove_superseded(dir, Some(file.file.clone()), "");

@@ -2,8 +2,11 @@
 //!
 //! People do not know abbreviations exactly (`StVO` is `StVO 2013` in the federal archive) and often name a
 //! field of law rather than a law (`Mietrecht` is in the BGB, whose title says nothing about rent). The
-//! catalogue is `manifest.json`'s list of laws; each entry carries, besides abbreviation and title, the law's
-//! [`topics`]: its structure headings (the BGB's `Mietvertrag, Pachtvertrag`) and section headings. The finder
+//! catalogue is `manifest.json`'s list of laws (abbreviation, title, sections) plus each law's [`topics`]: its
+//! structure headings (the BGB's `Mietvertrag, Pachtvertrag`) and section headings. The topics of all laws are
+//! a file of their own ([`TopicsFile`], written with the index across laws), not part of the manifest: over the
+//! whole archive they are 3.8 MB that nobody needs before the first search, so the app fetches them only when
+//! someone uses the finder, which until then matches abbreviations and titles. The finder
 //! puts an abbreviation typed exactly (ignoring case and spaces) first, then abbreviations that start with what was
 //! typed (`StVO` → `StVO 2013`), shortest first, then titles with a word that starts with the one word typed
 //! (`Kündigungsschutz` → `Kündigungsschutzgesetz`), then the best BM25 matches over abbreviation, title and topics
@@ -11,7 +14,12 @@
 //! score weighted by `sqrt(ln(e + sections))`: someone naming a field of law more likely means the code that
 //! holds it, the BGB for `Mietrecht`, than a 5-section law that amends it).
 
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
 use crate::analyzer::AnalyzerConfig;
+use crate::bundle::{decode_framed, encode_framed, BundleError};
 use crate::law::Law;
 use crate::manifest::LawEntry;
 use crate::search::bm25::{Bm25Index, Bm25Params};
@@ -108,6 +116,94 @@ pub fn topics(law: &Law) -> Vec<String> {
     topics
 }
 
+/// Magic of a topics file.
+pub const TOPICS_MAGIC: &[u8; 8] = b"PGRF-TOP";
+const TOPICS_NAME: &str = "topics file";
+
+/// Most laws a topics file may list (the federal archive has 6,877).
+pub const MAX_TOPIC_LAWS: usize = 1 << 17;
+
+/// Longest law abbreviation a topics file may hold (bytes).
+const MAX_ABBREVIATION_BYTES: usize = 256;
+
+/// Every law's [`topics`] for the finder, in one file (`finder.<hash>.pgb`, the bundles' framing).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TopicsFile {
+    /// The tool that wrote it.
+    pub generator: String,
+    /// One entry per law, in the manifest's order.
+    pub laws: Vec<LawTopics>,
+}
+
+/// One law's topics.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LawTopics {
+    /// Abbreviation, as in the manifest.
+    pub law: String,
+    /// See [`topics`].
+    pub topics: Vec<String>,
+}
+
+/// Why bytes are not a usable topics file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TopicsError {
+    /// Framing or decoding failed.
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
+    /// Decoded, but beyond the limits a topics file keeps.
+    #[error("corrupt topics file: {0}. Rebuild it with `paragraf federal`")]
+    Invalid(String),
+}
+
+impl TopicsFile {
+    /// The topics of `laws`.
+    pub fn of<'a>(generator: &str, laws: impl IntoIterator<Item = &'a Law>) -> TopicsFile {
+        TopicsFile {
+            generator: generator.to_string(),
+            laws: laws
+                .into_iter()
+                .map(|law| LawTopics {
+                    law: law.abbreviation.clone(),
+                    topics: topics(law),
+                })
+                .collect(),
+        }
+    }
+
+    /// Encodes with magic, version and checksum.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encode_framed(TOPICS_MAGIC, self)
+    }
+
+    /// Decodes and checks the limits: at most [`MAX_TOPIC_LAWS`] laws, each with at most [`MAX_TOPIC_CHARS`]
+    /// characters of topics.
+    pub fn from_bytes(bytes: &[u8]) -> Result<TopicsFile, TopicsError> {
+        let file: TopicsFile = decode_framed(TOPICS_MAGIC, TOPICS_NAME, bytes)?;
+        if file.laws.len() > MAX_TOPIC_LAWS {
+            return Err(TopicsError::Invalid(format!(
+                "{} laws, more than {MAX_TOPIC_LAWS}",
+                file.laws.len()
+            )));
+        }
+        for entry in &file.laws {
+            if entry.law.is_empty() || entry.law.len() > MAX_ABBREVIATION_BYTES {
+                return Err(TopicsError::Invalid(format!(
+                    "an abbreviation of {} bytes",
+                    entry.law.len()
+                )));
+            }
+            let chars: usize = entry.topics.iter().map(|t| t.chars().count()).sum();
+            if chars > MAX_TOPIC_CHARS {
+                return Err(TopicsError::Invalid(format!(
+                    "{} has {chars} characters of topics, more than {MAX_TOPIC_CHARS}",
+                    entry.law
+                )));
+            }
+        }
+        Ok(file)
+    }
+}
+
 /// Finds laws in a catalogue (see the module docs).
 pub struct LawFinder {
     /// Each law's abbreviation, lowercased without spaces.
@@ -126,11 +222,20 @@ fn key(text: &str) -> String {
 }
 
 impl LawFinder {
-    /// A finder over `laws` (indices into it are what [`LawFinder::find`] returns).
-    pub fn new(laws: &[LawEntry]) -> LawFinder {
+    /// A finder over `laws` (indices into it are what [`LawFinder::find`] returns), with their topics when
+    /// loaded (a law the file does not list is found by abbreviation and title).
+    pub fn new(laws: &[LawEntry], topics: Option<&TopicsFile>) -> LawFinder {
+        let by_law: HashMap<&str, &[String]> = topics
+            .iter()
+            .flat_map(|t| &t.laws)
+            .map(|l| (l.law.as_str(), l.topics.as_slice()))
+            .collect();
         let docs: Vec<String> = laws
             .iter()
-            .map(|l| format!("{}\n{}\n{}", l.law, l.title, l.topics.join("\n")))
+            .map(|l| {
+                let topics = by_law.get(l.law.as_str()).copied().unwrap_or_default();
+                format!("{}\n{}\n{}", l.law, l.title, topics.join("\n"))
+            })
             .collect();
         LawFinder {
             keys: laws.iter().map(|l| key(&l.law)).collect(),
@@ -199,7 +304,7 @@ impl LawFinder {
 mod tests {
     use super::*;
 
-    fn entry(law: &str, title: &str, topics: &[&str]) -> LawEntry {
+    fn entry(law: &str, title: &str) -> LawEntry {
         LawEntry {
             law: law.into(),
             title: title.into(),
@@ -207,7 +312,6 @@ mod tests {
             build_date: String::new(),
             sections: 1,
             source_sha256: None,
-            topics: topics.iter().map(|t| t.to_string()).collect(),
             file: String::new(),
             bytes: 0,
             sha256: String::new(),
@@ -218,13 +322,13 @@ mod tests {
     #[test]
     fn a_citation_names_one_law_or_none() {
         let laws = [
-            entry("InsO", "Insolvenzordnung", &[]),
-            entry("HGB", "Handelsgesetzbuch", &[]),
-            entry("SGB I", "Sozialgesetzbuch Erstes Buch", &[]),
-            entry("SGB V", "Sozialgesetzbuch Fünftes Buch", &[]),
-            entry("StVO 2013", "Straßenverkehrs-Ordnung", &[]),
-            entry("FooV 1990", "Foo-Verordnung", &[]),
-            entry("FooV 2001", "Foo-Verordnung 2001", &[]),
+            entry("InsO", "Insolvenzordnung"),
+            entry("HGB", "Handelsgesetzbuch"),
+            entry("SGB I", "Sozialgesetzbuch Erstes Buch"),
+            entry("SGB V", "Sozialgesetzbuch Fünftes Buch"),
+            entry("StVO 2013", "Straßenverkehrs-Ordnung"),
+            entry("FooV 1990", "Foo-Verordnung"),
+            entry("FooV 2001", "Foo-Verordnung 2001"),
         ];
         let named = |words: &str| cited_law(&laws, words).map(|l| l.law.as_str());
         assert_eq!(named("InsO"), Some("InsO"));
@@ -246,46 +350,112 @@ mod tests {
 
     #[test]
     fn abbreviations_then_prefixes_then_words() {
-        let laws = [
-            entry(
+        let catalogue = [
+            (
                 "BGB",
                 "Bürgerliches Gesetzbuch",
                 &[
                     "Recht der Schuldverhältnisse",
                     "Mietvertrag, Pachtvertrag",
                     "Miete",
-                ],
+                ][..],
             ),
-            entry(
+            (
                 "StVO 2013",
                 "Straßenverkehrs-Ordnung",
                 &["Allgemeine Verkehrsregeln"],
             ),
-            entry(
+            (
                 "StVollzG",
                 "Strafvollzugsgesetz",
                 &["Vollzug der Freiheitsstrafe"],
             ),
-            entry(
+            (
                 "KSchG",
                 "Kündigungsschutzgesetz",
                 &["Sozial ungerechtfertigte Kündigungen"],
             ),
-            entry("StVO", "Eine andere Verordnung", &[]),
+            ("StVO", "Eine andere Verordnung", &[]),
         ];
-        let finder = LawFinder::new(&laws);
-        let names = |q: &str| -> Vec<&str> {
+        let laws: Vec<LawEntry> = catalogue.iter().map(|(l, t, _)| entry(l, t)).collect();
+        let topics = TopicsFile {
+            generator: "test".into(),
+            laws: catalogue
+                .iter()
+                .map(|(law, _, topics)| LawTopics {
+                    law: law.to_string(),
+                    topics: topics.iter().map(|t| t.to_string()).collect(),
+                })
+                .collect(),
+        };
+        let finder = LawFinder::new(&laws, Some(&topics));
+        let names = |finder: &LawFinder, q: &str| -> Vec<String> {
             finder
                 .find(q, 3)
                 .into_iter()
-                .map(|i| laws[i].law.as_str())
+                .map(|i| laws[i].law.clone())
                 .collect()
         };
-        assert_eq!(names("stvo"), ["StVO", "StVO 2013", "StVollzG"]);
-        assert_eq!(names("StVO 2013")[0], "StVO 2013");
-        assert_eq!(names("Mietrecht"), ["BGB"]);
-        assert_eq!(names("Kündigungsschutz")[0], "KSchG");
-        assert!(names("   ").is_empty());
+        assert_eq!(names(&finder, "stvo"), ["StVO", "StVO 2013", "StVollzG"]);
+        assert_eq!(names(&finder, "StVO 2013")[0], "StVO 2013");
+        assert_eq!(names(&finder, "Mietrecht"), ["BGB"]);
+        assert_eq!(names(&finder, "Kündigungsschutz")[0], "KSchG");
+        assert!(names(&finder, "   ").is_empty());
+        // Before the topics are loaded: abbreviations and titles only.
+        let bare = LawFinder::new(&laws, None);
+        assert_eq!(names(&bare, "stvo"), ["StVO", "StVO 2013", "StVollzG"]);
+        assert_eq!(names(&bare, "Kündigungsschutz")[0], "KSchG");
+        assert!(names(&bare, "Mietrecht").is_empty());
+    }
+
+    #[test]
+    fn topics_file_round_trip_and_bad_input() {
+        let file = TopicsFile {
+            generator: "test".into(),
+            laws: vec![LawTopics {
+                law: "BGB".into(),
+                topics: vec!["Mietvertrag".into(), "Kaution".into()],
+            }],
+        };
+        let bytes = file.to_bytes();
+        assert_eq!(&bytes[..8], TOPICS_MAGIC);
+        assert_eq!(TopicsFile::from_bytes(&bytes).unwrap(), file);
+        let message = |bytes: &[u8]| TopicsFile::from_bytes(bytes).unwrap_err().to_string();
+        let payload = bytes.len() - 24;
+        assert_eq!(
+            message(&bytes[..bytes.len() - 3]),
+            format!("bundle is truncated: the header announces {payload} payload bytes but {} are present. Most likely the download was interrupted: reload, or rebuild with `paragraf build`", payload - 3)
+        );
+        let mut flipped = bytes.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert!(
+            message(&flipped).starts_with("bundle is corrupt: checksum"),
+            "{}",
+            message(&flipped)
+        );
+        assert_eq!(
+            message(b"<html>not found</html>...................."),
+            "not a Paragraf topics file: the file starts with \"<html>no\". Most likely another file (an HTML error page?) was served in its place"
+        );
+        let mut old = bytes.clone();
+        old[8..12].copy_from_slice(&0u32.to_le_bytes());
+        assert!(
+            message(&old).starts_with("bundle format version 0 is older than this Paragraf reads"),
+            "{}",
+            message(&old)
+        );
+        let mut long = file.clone();
+        long.laws[0].topics = vec!["x".repeat(MAX_TOPIC_CHARS + 1)];
+        assert_eq!(
+            message(&long.to_bytes()),
+            "corrupt topics file: BGB has 4001 characters of topics, more than 4000. Rebuild it with `paragraf federal`"
+        );
+        let mut nameless = file;
+        nameless.laws[0].law.clear();
+        assert_eq!(
+            message(&nameless.to_bytes()),
+            "corrupt topics file: an abbreviation of 0 bytes. Rebuild it with `paragraf federal`"
+        );
     }
 
     #[test]

@@ -15,6 +15,8 @@ use crate::encoder::TextKind;
 use crate::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use crate::expansion::{expand, weighted_terms, ExpansionFile, MAGIC as EXPANSION_MAGIC};
 use crate::federal::files::{FederalHead, HEAD_MAGIC as FEDERAL_HEAD_MAGIC};
+use crate::finder::{LawFinder, TopicsFile, TOPICS_MAGIC};
+use crate::manifest::LawEntry;
 use crate::rng::SplitMix64;
 use crate::search::bm25::PostingShard;
 
@@ -209,6 +211,24 @@ pub fn federal_file_bytes(bytes: &[u8]) {
     let _ = federal_files(bytes, &[]);
     let _ = federal_files(&frame_payload(FEDERAL_HEAD_MAGIC, bytes), &[]);
     let _ = postcard::from_bytes::<PostingShard>(bytes).map(|s| s.terms());
+}
+
+/// A topics file (then the law finder over `laws` with it, as the app builds it): returns whether it decoded.
+pub fn topics_file(bytes: &[u8], laws: &[LawEntry]) -> bool {
+    let Ok(file) = TopicsFile::from_bytes(bytes) else {
+        return false;
+    };
+    let finder = LawFinder::new(laws, Some(&file));
+    for query in ["Mietrecht", "StVO", "Kündigungsschutz ä ß", "§"] {
+        let _ = finder.find(query, 8);
+    }
+    true
+}
+
+/// Raw bytes as a topics file, and as the payload behind a valid header: the cargo-fuzz target's body.
+pub fn topics_file_bytes(bytes: &[u8]) {
+    let _ = topics_file(bytes, &[]);
+    let _ = topics_file(&frame_payload(TOPICS_MAGIC, bytes), &[]);
 }
 
 /// A random but well-formed tiny e5 model (2 layers, width 32, 10 pieces): the fuzz seed of the model file

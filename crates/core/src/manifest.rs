@@ -87,13 +87,6 @@ pub struct FileEntry {
     pub sha256: String,
 }
 
-impl FileEntry {
-    /// Checks `bytes` against this entry (see [`verify_bytes`]).
-    pub fn verify(&self, bytes: &[u8]) -> Result<(), ManifestError> {
-        verify_bytes(&self.file, bytes, self.bytes, &self.sha256)
-    }
-}
-
 /// The index across laws: its head file, its posting shards, and what it holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FederalEntry {
@@ -108,6 +101,10 @@ pub struct FederalEntry {
     /// Model of the section vectors (`None`: lexical only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Every law's topics for the law finder ([`crate::finder::TopicsFile`]); absent in folders indexed before
+    /// it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topics: Option<FileEntry>,
 }
 
 /// The browser's model file ([`crate::encoder::file`]): what lets the app embed questions with no server.
@@ -128,11 +125,6 @@ pub struct EncoderEntry {
 }
 
 impl EncoderEntry {
-    /// Checks `bytes` against this entry (see [`verify_bytes`]).
-    pub fn verify(&self, bytes: &[u8]) -> Result<(), ManifestError> {
-        verify_bytes(&self.file, bytes, self.bytes, &self.sha256)
-    }
-
     /// Checks that a decoded model file is for this entry's model.
     pub fn check_model(&self, file: &str, model: &str) -> Result<(), ManifestError> {
         if model != self.model {
@@ -165,9 +157,6 @@ pub struct LawEntry {
     /// (`paragraf build --laws`) skips a law whose XML is unchanged. Absent when built with `--law`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_sha256: Option<String>,
-    /// What the law is about, for the law finder ([`crate::finder::topics`]: structure and section headings).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub topics: Vec<String>,
     /// File name (content-hashed).
     pub file: String,
     /// File size.
@@ -227,6 +216,40 @@ fn no_producer() -> Producer {
     Producer::None
 }
 
+/// A file the manifest lists by name, size and SHA-256: what a reader needs to fetch it and to check it before
+/// decoding anything.
+pub trait Listed {
+    /// File name (content-hashed).
+    fn file(&self) -> &str;
+    /// Size in bytes.
+    fn size(&self) -> u64;
+    /// SHA-256 (lower-case hex).
+    fn sha256(&self) -> &str;
+
+    /// Checks `bytes` against this entry (see [`verify_bytes`]).
+    fn verify(&self, bytes: &[u8]) -> Result<(), ManifestError> {
+        verify_bytes(self.file(), bytes, self.size(), self.sha256())
+    }
+}
+
+macro_rules! listed_by_fields {
+    ($($entry:ty),*) => {$(
+        impl Listed for $entry {
+            fn file(&self) -> &str {
+                &self.file
+            }
+            fn size(&self) -> u64 {
+                self.bytes
+            }
+            fn sha256(&self) -> &str {
+                &self.sha256
+            }
+        }
+    )*};
+}
+
+listed_by_fields!(FileEntry, EncoderEntry, LawEntry, BundleEntry);
+
 /// Lower-case hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     sha2::Sha256::digest(bytes)
@@ -261,11 +284,6 @@ pub fn verify_bytes(
 }
 
 impl LawEntry {
-    /// Checks `bytes` against this entry (see [`verify_bytes`]).
-    pub fn verify(&self, bytes: &[u8]) -> Result<(), ManifestError> {
-        verify_bytes(&self.file, bytes, self.bytes, &self.sha256)
-    }
-
     /// Checks that the decoded law is the one this entry lists (abbreviation, and build date when listed); `file`
     /// names the file in the error. Call after decoding, before use.
     pub fn check_law(&self, file: &str, law: &Law) -> Result<(), ManifestError> {
@@ -295,11 +313,6 @@ impl LawEntry {
 }
 
 impl BundleEntry {
-    /// Checks `bytes` against this entry (see [`verify_bytes`]).
-    pub fn verify(&self, bytes: &[u8]) -> Result<(), ManifestError> {
-        verify_bytes(&self.file, bytes, self.bytes, &self.sha256)
-    }
-
     /// Checks that the decoded bundle is the one this entry lists (law, strategy and model), so that a bundle
     /// saved under another entry is never searched or reported under that entry's name; `file` names the file
     /// in the error. Call after decoding, before use.
@@ -418,6 +431,7 @@ impl Manifest {
             .chain(self.federal.iter().flat_map(|f| {
                 std::iter::once(f.head.file.as_str())
                     .chain(f.shards.iter().map(|s| s.file.as_str()))
+                    .chain(f.topics.iter().map(|t| t.file.as_str()))
             }))
     }
 }

@@ -1,6 +1,9 @@
 //! Choosing the law: a list for a handful of laws, a finder for many (all federal law is 6,877). The finder
 //! ([`LawFinder`]: abbreviations, title words, the laws' headings) answers `StVO`, `Mietrecht`,
-//! `Kündigungsschutz` while typing; a click on a suggestion opens that law.
+//! `Kündigungsschutz` while typing; a click on a suggestion opens that law. The headings (the topics file, a few
+//! MB over all federal law) are fetched the first time someone uses the finder, not with the page: until they
+//! arrive, suggestions come from abbreviations and titles, and a topics file that fails to load is shown while
+//! those go on working.
 
 use std::rc::Rc;
 
@@ -9,6 +12,7 @@ use paragraf_core::finder::LawFinder;
 use paragraf_core::manifest::Manifest;
 
 use crate::context::Ctx;
+use crate::load;
 
 /// Above this many laws the picker is a finder, not a list.
 const LIST_MAX_LAWS: usize = 12;
@@ -65,9 +69,34 @@ fn List(manifest: Rc<Manifest>) -> impl IntoView {
 fn Finder(manifest: Rc<Manifest>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     // Reactive closures must be `Send`: the finder and the catalogue stay on this thread in local storage.
-    let finder = StoredValue::new_local(LawFinder::new(&manifest.laws));
+    let finder = StoredValue::new_local(LawFinder::new(&manifest.laws, None));
     let manifest = StoredValue::new_local(manifest);
     let typed = RwSignal::new(String::new());
+    // Set by the first focus or keystroke: the topics are fetched then, and the finder rebuilt with them.
+    let wanted = RwSignal::new(false);
+    let topics = LocalResource::new(move || {
+        let (data, wanted, listed) = (ctx.data_url(), wanted.get(), manifest.get_value());
+        async move {
+            match wanted {
+                true => load::topics(data, listed).await,
+                false => Ok(None),
+            }
+        }
+    });
+    // Whether the finder holds the topics; suggestions are computed again when it changes.
+    let with_topics = RwSignal::new(false);
+    Effect::new(move |_| {
+        if let Some(Ok(Some(file))) = topics.get() {
+            manifest.with_value(|m| finder.set_value(LawFinder::new(&m.laws, Some(&file))));
+            with_topics.set(true);
+        }
+    });
+    let topics_failure = move || {
+        topics
+            .get()
+            .and_then(|t| t.err())
+            .map(|e| view! { <p class="hint" id="law-topics-failed">{format!("Nur Abkürzungen und Titel: {e}")}</p> })
+    };
     let current = move || {
         manifest.with_value(|m| {
             m.law_or_first(&ctx.law.get())
@@ -76,6 +105,7 @@ fn Finder(manifest: Rc<Manifest>) -> impl IntoView {
         })
     };
     let suggestions = move || {
+        with_topics.track();
         let found = finder.with_value(|f| f.find(&typed.get(), SUGGESTIONS));
         manifest.with_value(|m| {
             found
@@ -103,7 +133,11 @@ fn Finder(manifest: Rc<Manifest>) -> impl IntoView {
             <input id="law-finder" type="search" autocomplete="off" aria-controls="law-suggestions"
                 placeholder="anderes Gesetz suchen: StVO, Mietrecht, Kündigungsschutz …"
                 prop:value=move || typed.get()
-                on:input=move |ev| typed.set(event_target_value(&ev))
+                on:focus=move |_| wanted.set(true)
+                on:input=move |ev| {
+                    wanted.set(true);
+                    typed.set(event_target_value(&ev));
+                }
                 on:keydown=move |ev| {
                     // Enter opens the best suggestion instead of submitting the question.
                     if ev.key() == "Enter" {
@@ -115,7 +149,8 @@ fn Finder(manifest: Rc<Manifest>) -> impl IntoView {
                         }
                     }
                 }/>
-            <ul id="law-suggestions" class="law-suggestions" role="listbox">{suggestions}</ul>
+            <ul id="law-suggestions" class="law-suggestions" role="listbox" data-topics=move || with_topics.get().to_string()>{suggestions}</ul>
+            {topics_failure}
         </div>
     }
 }

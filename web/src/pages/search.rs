@@ -18,16 +18,21 @@ pub fn SearchPage() -> impl IntoView {
         Suspend::new(async move {
             ctx.manifest.await?;
             // Plain values only across awaits: `Suspend` wants a `Send` future, and the bundles are `Rc`.
-            let (law, sections, law_bytes, law_ms, expansions) = ctx.law_data.await.map(|l| {
-                let sections = l.index.law.active_sections().count();
-                (
-                    l.entry.law.clone(),
-                    sections,
-                    l.entry.bytes,
-                    l.verify_ms,
-                    l.expansions.clone(),
-                )
-            })?;
+            // `None` only for a moment after the page over all laws: the law is on its way.
+            let Some((law, sections, law_bytes, law_ms, expansions)) =
+                ctx.law_data.await?.map(|l| {
+                    let sections = l.index.law.active_sections().count();
+                    (
+                        l.entry.law.clone(),
+                        sections,
+                        l.entry.bytes,
+                        l.verify_ms,
+                        l.expansions.clone(),
+                    )
+                })
+            else {
+                return Ok(None);
+            };
             // A law built without strategy bundles (`--strategies none`) has no model: BM25 only.
             let (strategy, model, strategy_bytes, strategy_ms) =
                 ctx.strategy_data.await.map(|s| match s {
@@ -70,12 +75,12 @@ pub fn SearchPage() -> impl IntoView {
             // What checking both files against the manifest cost (read by the end-to-end test).
             let verify_ms = format!("{:.1}", law_ms + strategy_ms);
             let verify_bytes = law_bytes + strategy_bytes;
-            Ok::<_, Failure>(view! {
+            Ok::<_, Failure>(Some(view! {
                 <p class="loaded" id="loaded" data-verify-ms=verify_ms data-verify-bytes=verify_bytes>
                     {ready}{model.map(|m| view! { ", Modell "<span id="model">{m}</span> })}{terms}{synonyms}
                 </p>
                 {expansion_problem}
-            })
+            }))
         })
     };
     let results = move || {

@@ -40,8 +40,9 @@ pub fn write(dir: &Path, shard_bytes: usize) -> Result<()> {
         .map(|(name, bytes)| format!("{name} {bytes}"))
         .collect();
     let postings: u64 = entry.shards.iter().map(|s| s.bytes).sum();
+    let topics = entry.topics.as_ref().map_or(0, |t| t.bytes);
     println!(
-        "federal index: {} laws, {} sections, {} terms, vectors {}; head {} ({} bytes: {}), {} posting shards ({} bytes); read {:.1} s, indexed and written {:.1} s",
+        "federal index: {} laws, {} sections, {} terms, vectors {}; head {} ({} bytes: {}), {} posting shards ({} bytes), law finder topics {} bytes; read {:.1} s, indexed and written {:.1} s",
         entry.laws,
         entry.sections,
         summary.terms,
@@ -51,6 +52,7 @@ pub fn write(dir: &Path, shard_bytes: usize) -> Result<()> {
         parts.join(", "),
         entry.shards.len(),
         postings,
+        topics,
         summary.seconds_reading,
         summary.seconds_indexing
     );
