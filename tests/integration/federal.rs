@@ -278,6 +278,19 @@ fn laws_built_without_vectors_are_searched_with_bm25() {
         again.contains("laws: 0 built, 32 unchanged, 0 skipped"),
         "{again}"
     );
+    // A law added to a folder: the index across laws and the topics file are rewritten, and the files they
+    // replace are gone.
+    let grown = dir.path().join("grown");
+    std::fs::create_dir_all(dir.path().join("fewer")).unwrap();
+    let fewer = list_file(&dir.path().join("fewer"), &names[..31]);
+    run_ok(&build_laws(&fewer, &archive(), &grown, "none"));
+    let topics_before = manifest(&grown).federal.unwrap().topics.unwrap().file;
+    run_ok(&build_laws(&list, &archive(), &grown, "none"));
+    assert_ne!(
+        manifest(&grown).federal.unwrap().topics.unwrap().file,
+        topics_before
+    );
+    assert_listed_files_verify(&grown);
 
     // A section's opening words find it across the laws and in its own law, whatever mode was asked for.
     let (law, section) = second_section_of_a_law(&out, &built);

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use leptos::prelude::*;
 use paragraf_core::api::Health;
 use paragraf_core::engine::{Mode, UnitSearch};
+use paragraf_core::finder::LawFinder;
 use paragraf_core::manifest::{EncoderEntry, Manifest};
 
 use crate::encoder::{self, BrowserEncoder};
@@ -40,6 +41,8 @@ pub struct Ctx {
     /// Where query vectors come from (automatic, only the proxy, only the browser).
     pub encoder: RwSignal<EncoderChoice>,
     pub page: RwSignal<Page>,
+    /// The bundle folder from the page's address, fixed for the page's life: resources await the manifest
+    /// untracked ([`untracked`]) and rely on that.
     pub data: RwSignal<Option<String>>,
     /// Proxy base URL in use.
     pub proxy_url: RwSignal<String>,
@@ -63,6 +66,10 @@ pub struct Ctx {
     pub federal: LocalResource<Result<Option<Rc<LoadedFederal>>, Failure>>,
     /// The submitted query's results across laws (on that page); `None` before anything was asked.
     pub federal_results: LocalResource<Option<Result<Rc<FederalOutcome>, Failure>>>,
+    /// Set by the first use of the law finder: every law's topics are fetched then, once per page life.
+    pub topics_wanted: RwSignal<bool>,
+    /// The law finder with every law's topics; `None` until wanted, or when the folder has no topics file.
+    pub law_finder: LocalResource<Result<Option<Rc<LawFinder>>, Failure>>,
 }
 
 fn storage() -> Option<web_sys::Storage> {
@@ -131,7 +138,7 @@ impl Ctx {
                 .unwrap_or_else(|| crate::DEFAULT_DATA_URL.to_string())
         };
         let manifest = LocalResource::new(move || load::manifest(data_url()));
-        // One law's bundles load once a page that searches one law opens; the page over all laws fetches law
+        // One law's bundles load once a page other than the one over all laws opens; that page fetches law
         // texts itself, for its results only (`None` until then).
         let law_wanted = Memo::new(move |before: Option<&bool>| {
             before.copied().unwrap_or(false) || page.get() != Page::AllLaws
@@ -180,6 +187,18 @@ impl Ctx {
                     return Ok(None);
                 }
                 load::federal(d, untracked(manifest).await?, progress).await
+            }
+        });
+        let topics_wanted = RwSignal::new(false);
+        let law_finder = LocalResource::new(move || {
+            let (d, wanted) = (data_url(), topics_wanted.get());
+            async move {
+                if !wanted {
+                    return Ok(None);
+                }
+                let listed = untracked(manifest).await?;
+                let topics = load::topics(d, listed.clone(), progress).await?;
+                Ok(topics.map(|t| Rc::new(LawFinder::new(&listed.laws, Some(&t)))))
             }
         });
         // The in-browser encoder starts once the searched bundles are in: one law's, or the index across laws.
@@ -323,6 +342,8 @@ impl Ctx {
             results,
             federal,
             federal_results,
+            topics_wanted,
+            law_finder,
         }
     }
 

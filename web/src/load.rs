@@ -1,6 +1,7 @@
-//! Everything the app fetches and computes: the manifest, law and strategy bundles (verified against the manifest
-//! before decoding), the proxy's health and query vectors, the evaluation report, and a search over what is
-//! loaded. Plain async functions over plain values; `context` wires them to signals.
+//! Everything the app fetches and computes: the manifest, law and strategy bundles, the index across laws and the
+//! law finder's topics (each verified against the manifest before decoding), the proxy's health and query
+//! vectors, the evaluation report, and a search over what is loaded. Plain async functions over plain values;
+//! `context` wires them to signals.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -423,7 +424,16 @@ async fn query_vector(
         l.borrow()
             .as_ref()
             .filter(|(k, _, _)| *k == key)
-            .map(|(_, v, e)| (v.clone(), e.clone()))
+            // No request was made for it.
+            .map(|(_, v, e)| {
+                (
+                    v.clone(),
+                    Embedded {
+                        ms: 0.0,
+                        ..e.clone()
+                    },
+                )
+            })
     });
     if let Some(found) = last {
         return Ok(found);
@@ -800,19 +810,13 @@ pub async fn run_federal_search(
 pub async fn topics(
     data: String,
     manifest: Rc<Manifest>,
-) -> Result<Option<Rc<TopicsFile>>, Failure> {
+    progress: RwSignal<Progress>,
+) -> Result<Option<TopicsFile>, Failure> {
     let Some(entry) = manifest.federal.as_ref().and_then(|f| f.topics.clone()) else {
         return Ok(None);
     };
     let kind = BundleKind::Topics;
-    let (bytes, _) = verified_listed(
-        &data,
-        kind,
-        &entry,
-        "Themen der Gesetze",
-        RwSignal::new(None),
-    )
-    .await?;
+    let (bytes, _) = verified_listed(&data, kind, &entry, "Themen der Gesetze", progress).await?;
     let file = decode_checked(
         kind,
         &entry.file,
@@ -820,7 +824,7 @@ pub async fn topics(
         |b| TopicsFile::from_bytes(b).map_err(BundleProblem::Topics),
         |_| Ok(()),
     )?;
-    Ok(Some(Rc::new(file)))
+    Ok(Some(file))
 }
 
 /// A law's text for results across laws: its law bundle, verified and decoded, without building its search

@@ -87,10 +87,10 @@ pub struct FileEntry {
     pub sha256: String,
 }
 
-/// The index across laws: its head file, its posting shards, and what it holds.
+/// The index across laws: its head file, its posting shards, the law finder's topics, and what it holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FederalEntry {
-    /// The head file (laws, sections, dictionary, sign vectors).
+    /// The head file (laws, sections, dictionary, quantized section vectors).
     pub head: FileEntry,
     /// Posting shards, in order: shard `n` is `shards[n]`.
     pub shards: Vec<FileEntry>,
@@ -440,7 +440,8 @@ impl Manifest {
 mod tests {
     use super::*;
 
-    const SAMPLE: &str = r#"{"generator":"x","format_version":2,"laws":[{"law":"GG","title":"Grundgesetz","slug":"gg","build_date":"d","sections":1,"file":"GG.law.abc.pgb","bytes":5,"sha256":""}],
+    // The law entry still has the `topics` older builds wrote there: unknown fields are ignored.
+    const SAMPLE: &str = r#"{"generator":"x","format_version":2,"laws":[{"law":"GG","title":"Grundgesetz","slug":"gg","build_date":"d","sections":1,"topics":["Grundrechte"],"file":"GG.law.abc.pgb","bytes":5,"sha256":""}],
         "bundles":[{"law":"GG","strategy":"sentence","model":"m","file":"a.pgb","bytes":1,"sha256":""},{"law":"GG","strategy":"section","model":"m","file":"b.pgb","bytes":1,"sha256":""}]}"#;
 
     #[test]

@@ -1,9 +1,9 @@
 //! Choosing the law: a list for a handful of laws, a finder for many (all federal law is 6,877). The finder
 //! ([`LawFinder`]: abbreviations, title words, the laws' headings) answers `StVO`, `Mietrecht`,
 //! `Kündigungsschutz` while typing; a click on a suggestion opens that law. The headings (the topics file, a few
-//! MB over all federal law) are fetched the first time someone uses the finder, not with the page: until they
-//! arrive, suggestions come from abbreviations and titles, and a topics file that fails to load is shown while
-//! those go on working.
+//! MB over all federal law) are fetched the first time someone uses the finder, not with the page, and kept for
+//! the page's life: until they arrive, suggestions come from abbreviations and titles, and a topics file that
+//! fails to load is shown while those go on working.
 
 use std::rc::Rc;
 
@@ -12,7 +12,7 @@ use paragraf_core::finder::LawFinder;
 use paragraf_core::manifest::Manifest;
 
 use crate::context::Ctx;
-use crate::load;
+use crate::failure::Failure;
 
 /// Above this many laws the picker is a finder, not a list.
 const LIST_MAX_LAWS: usize = 12;
@@ -64,38 +64,31 @@ fn List(manifest: Rc<Manifest>) -> impl IntoView {
     }
 }
 
-/// A search field over the catalogue with suggestions.
+/// A search field over the catalogue with suggestions: abbreviations and titles at once, the laws' headings as
+/// soon as the topics file (fetched on first use, kept in [`Ctx::law_finder`]) is in.
 #[component]
 fn Finder(manifest: Rc<Manifest>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     // Reactive closures must be `Send`: the finder and the catalogue stay on this thread in local storage.
-    let finder = StoredValue::new_local(LawFinder::new(&manifest.laws, None));
+    let bare = StoredValue::new_local(LawFinder::new(&manifest.laws, None));
     let manifest = StoredValue::new_local(manifest);
     let typed = RwSignal::new(String::new());
-    // Set by the first focus or keystroke: the topics are fetched then, and the finder rebuilt with them.
-    let wanted = RwSignal::new(false);
-    let topics = LocalResource::new(move || {
-        let (data, wanted, listed) = (ctx.data_url(), wanted.get(), manifest.get_value());
-        async move {
-            match wanted {
-                true => load::topics(data, listed).await,
-                false => Ok(None),
-            }
+    let want_topics = move || {
+        if !ctx.topics_wanted.get_untracked() {
+            ctx.topics_wanted.set(true);
         }
-    });
-    // Whether the finder holds the topics; suggestions are computed again when it changes.
-    let with_topics = RwSignal::new(false);
-    Effect::new(move |_| {
-        if let Some(Ok(Some(file))) = topics.get() {
-            manifest.with_value(|m| finder.set_value(LawFinder::new(&m.laws, Some(&file))));
-            with_topics.set(true);
+    };
+    let find = move |finder: Option<Result<Option<Rc<LawFinder>>, Failure>>, query: &str, k| {
+        match finder {
+            Some(Ok(Some(finder))) => finder.find(query, k),
+            _ => bare.with_value(|f| f.find(query, k)),
         }
-    });
+    };
+    let with_topics = move || matches!(ctx.law_finder.get(), Some(Ok(Some(_))));
     let topics_failure = move || {
-        topics
-            .get()
-            .and_then(|t| t.err())
-            .map(|e| view! { <p class="hint" id="law-topics-failed">{format!("Nur Abkürzungen und Titel: {e}")}</p> })
+        ctx.law_finder.get().and_then(|t| t.err()).map(|e| {
+            view! { <p class="hint" id="law-topics-failed">{format!("Nur Abkürzungen und Titel: {e}")}</p> }
+        })
     };
     let current = move || {
         manifest.with_value(|m| {
@@ -105,8 +98,7 @@ fn Finder(manifest: Rc<Manifest>) -> impl IntoView {
         })
     };
     let suggestions = move || {
-        with_topics.track();
-        let found = finder.with_value(|f| f.find(&typed.get(), SUGGESTIONS));
+        let found = find(ctx.law_finder.get(), &typed.get(), SUGGESTIONS);
         manifest.with_value(|m| {
             found
                 .into_iter()
@@ -133,23 +125,23 @@ fn Finder(manifest: Rc<Manifest>) -> impl IntoView {
             <input id="law-finder" type="search" autocomplete="off" aria-controls="law-suggestions"
                 placeholder="anderes Gesetz suchen: StVO, Mietrecht, Kündigungsschutz …"
                 prop:value=move || typed.get()
-                on:focus=move |_| wanted.set(true)
+                on:focus=move |_| want_topics()
                 on:input=move |ev| {
-                    wanted.set(true);
+                    want_topics();
                     typed.set(event_target_value(&ev));
                 }
                 on:keydown=move |ev| {
                     // Enter opens the best suggestion instead of submitting the question.
                     if ev.key() == "Enter" {
                         ev.prevent_default();
-                        let best = finder.with_value(|f| f.find(&typed.get_untracked(), 1));
+                        let best = find(ctx.law_finder.get_untracked(), &typed.get_untracked(), 1);
                         if let Some(&i) = best.first() {
                             ctx.law.set(manifest.with_value(|m| m.laws[i].law.clone()));
                             typed.set(String::new());
                         }
                     }
                 }/>
-            <ul id="law-suggestions" class="law-suggestions" role="listbox" data-topics=move || with_topics.get().to_string()>{suggestions}</ul>
+            <ul id="law-suggestions" class="law-suggestions" role="listbox" data-topics=move || with_topics().to_string()>{suggestions}</ul>
             {topics_failure}
         </div>
     }
