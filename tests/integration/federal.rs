@@ -164,7 +164,11 @@ fn many_laws_build_incrementally_and_search_together() {
         })
         .sum();
     assert_eq!(
-        (federal.laws, federal.sections, federal.model.as_deref()),
+        (
+            federal.laws,
+            federal.sections,
+            federal.vectors.as_ref().map(|v| v.model.as_str())
+        ),
         (32, with_text, Some(built.bundles[0].model.as_str())),
     );
     assert!(first.contains("federal index: 32 laws"), "{first}");
@@ -271,7 +275,7 @@ fn laws_built_without_vectors_are_searched_with_bm25() {
         (32, 0, true, false)
     );
     let federal = built.federal.clone().expect("an index across laws");
-    assert_eq!((federal.laws, federal.model), (32, None));
+    assert_eq!((federal.laws, federal.vectors), (32, None));
     assert_listed_files_verify(&out);
     let again = run_ok(&args);
     assert!(

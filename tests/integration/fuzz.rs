@@ -145,23 +145,38 @@ fn federal_index_files() {
     let head = read(&federal.head.file);
     let shards: Vec<Vec<u8>> = federal.shards.iter().map(|s| read(&s.file)).collect();
     let shard_refs: Vec<&[u8]> = shards.iter().map(Vec::as_slice).collect();
-    // Mutated heads with the real shards, then the real head with mutated shards.
+    let vectors = read(
+        &federal
+            .vectors
+            .expect("the sample's index has vectors")
+            .file
+            .file,
+    );
+    use paragraf_core::federal::files::{FederalHead, HEAD_MAGIC, SHARD_MAGIC, VECTORS_MAGIC};
+    let decoded = FederalHead::from_bytes(&head).unwrap();
+    // Mutated heads with the real shards and vectors, then the real head with mutated shards or vectors.
     run(
         "federal head",
         std::slice::from_ref(&head),
-        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::federal::files::HEAD_MAGIC),
-        |input| fuzz::federal_files(input, &shard_refs),
+        |m, seed, donor| m.mutate_framed(seed, donor, HEAD_MAGIC),
+        |input| fuzz::federal_files(input, &shard_refs, &vectors),
     );
     run(
         "posting shard",
         &shards,
-        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::federal::files::SHARD_MAGIC),
+        |m, seed, donor| m.mutate_framed(seed, donor, SHARD_MAGIC),
         |input| {
-            fuzz::federal_files(&head, &[input]);
-            paragraf_core::federal::files::FederalHead::from_bytes(&head)
-                .unwrap()
-                .shard_from_bytes(0, input)
-                .is_ok()
+            fuzz::federal_files(&head, &[input], &vectors);
+            decoded.shard_from_bytes(0, input).is_ok()
+        },
+    );
+    run(
+        "federal vectors",
+        std::slice::from_ref(&vectors),
+        |m, seed, donor| m.mutate_framed(seed, donor, VECTORS_MAGIC),
+        |input| {
+            fuzz::federal_files(&head, &shard_refs, input);
+            decoded.vectors_from_bytes(input).is_ok()
         },
     );
 }

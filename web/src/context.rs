@@ -13,7 +13,8 @@ use paragraf_core::manifest::{EncoderEntry, Manifest};
 use crate::encoder::{self, BrowserEncoder};
 use crate::failure::Failure;
 use crate::load::{
-    self, FederalOutcome, LoadedFederal, LoadedLaw, LoadedStrategy, Outcome, Progress,
+    self, FederalOutcome, FederalVectorsNow, LoadedFederal, LoadedLaw, LoadedStrategy, Outcome,
+    Progress,
 };
 use crate::state::{EncoderChoice, Page, UrlState};
 
@@ -189,6 +190,24 @@ impl Ctx {
                 load::federal(d, untracked(manifest).await?, progress).await
             }
         });
+        let federal_vectors_wanted = Memo::new(move |before: Option<&bool>| {
+            before.copied().unwrap_or(false)
+                || (page.get() == Page::AllLaws && mode.get() != Mode::Bm25)
+        });
+        // The section vectors across laws: fetched beside the head the first time a search across laws wants
+        // them (dense or hybrid), never for BM25.
+        let federal_vectors = LocalResource::new(move || {
+            let (d, wanted) = (data_url(), federal_vectors_wanted.get());
+            async move {
+                if !wanted {
+                    return Ok(None);
+                }
+                // The head tracked: it may still hold its value from before it was wanted. A second run once
+                // it arrives gets the vectors already decoded.
+                let head = std::future::IntoFuture::into_future(federal);
+                load::federal_vectors(d, untracked(manifest).await?, head).await
+            }
+        });
         let topics_wanted = RwSignal::new(false);
         let law_finder = LocalResource::new(move || {
             let (d, wanted) = (data_url(), topics_wanted.get());
@@ -283,6 +302,8 @@ impl Ctx {
             let p = proxy_url.get();
             let choice = encoder_choice.get();
             let browser = browser_encoder.get().flatten();
+            // Tracked, not awaited: a search runs with BM25 while the vectors arrive, and again once they are in.
+            let vectors = federal_vectors.get();
             async move {
                 if q.is_empty() || !on_page {
                     return None;
@@ -293,6 +314,14 @@ impl Ctx {
                         return Err(Failure::NoFederal {
                             url: crate::join_url(&d, paragraf_core::manifest::MANIFEST),
                         });
+                    };
+                    let listed_vectors = listed.federal.as_ref().and_then(|f| f.vectors.as_ref());
+                    let vectors = match (m, listed_vectors, vectors) {
+                        (Mode::Bm25, _, _) | (_, None, _) => FederalVectorsNow::Ready(None),
+                        (_, _, Some(Ok(Some(v)))) => FederalVectorsNow::Ready(Some(v)),
+                        (_, _, Some(Err(failure))) => FederalVectorsNow::Failed(failure),
+                        // Not asked for yet, or still arriving.
+                        (_, Some(entry), _) => FederalVectorsNow::Loading(entry.file.bytes),
                     };
                     let info = match m {
                         Mode::Bm25 => None,
@@ -310,8 +339,16 @@ impl Ctx {
                         mode: m,
                         only,
                     };
-                    load::run_federal_search(d, request, listed, index, sources, proxy_problem)
-                        .await
+                    load::run_federal_search(
+                        d,
+                        request,
+                        listed,
+                        index,
+                        vectors,
+                        sources,
+                        proxy_problem,
+                    )
+                    .await
                 };
                 Some(run.await)
             }

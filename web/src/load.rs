@@ -17,7 +17,7 @@ use paragraf_core::engine::{
 };
 use paragraf_core::eval::report::Report;
 use paragraf_core::expansion::{ExpansionFile, ExpansionTable, ExpansionsEntry};
-use paragraf_core::federal::files::FederalHead;
+use paragraf_core::federal::files::{FederalHead, FederalVectors};
 use paragraf_core::finder::TopicsFile;
 use paragraf_core::law::Law;
 use paragraf_core::manifest::{BundleEntry, FederalEntry, LawEntry, Listed, Manifest, MANIFEST};
@@ -665,6 +665,55 @@ pub async fn federal(
     Ok(Some(loaded))
 }
 
+/// The section vectors across laws, verified and checked against their head; `None` when the folder has none
+/// (lexical only). The file is fetched while the head still loads: it is three times the head's size, and the
+/// first (BM25) result never waits for it.
+pub async fn federal_vectors(
+    data: String,
+    manifest: Rc<Manifest>,
+    head: impl std::future::Future<Output = Result<Option<Rc<LoadedFederal>>, Failure>>,
+) -> Result<Option<Rc<FederalVectors>>, Failure> {
+    let Some(entry) = manifest.federal.as_ref().and_then(|f| f.vectors.clone()) else {
+        return Ok(None);
+    };
+    let file = &entry.file.file;
+    if let Some(loaded) = decoded::<FederalVectors>(file) {
+        return Ok(Some(loaded));
+    }
+    let kind = BundleKind::Federal;
+    let label = "Vektoren aller Gesetze";
+    let (fetched, head) = futures::join!(
+        verified_listed(&data, kind, &entry.file, label, RwSignal::new(None)),
+        head
+    );
+    let (bytes, _) = fetched?;
+    let Some(head) = head? else {
+        return Ok(None);
+    };
+    let vectors = decode_checked(
+        kind,
+        file,
+        bytes,
+        |b| {
+            head.head
+                .vectors_from_bytes(b)
+                .map_err(BundleProblem::Federal)
+        },
+        |v| {
+            (v.model() == entry.model).then_some(()).ok_or_else(|| {
+                paragraf_core::manifest::ManifestError::Mislabeled {
+                    file: file.clone(),
+                    found: format!("model {}", v.model()),
+                    expected: format!("model {}", entry.model),
+                }
+            })
+        },
+    )?;
+    let vectors = Rc::new(vectors);
+    remember(file, &vectors);
+    Ok(Some(vectors))
+}
+
 impl LoadedFederal {
     /// Fetches the posting shards among `needed` not loaded yet (in parallel), returning their bytes.
     async fn fetch_shards(&self, data: &str, needed: &[u32]) -> Result<u64, Failure> {
@@ -704,11 +753,24 @@ pub struct FederalResult {
     pub score: f32,
 }
 
+/// Where the section vectors across laws stood when a search ran.
+#[derive(Clone)]
+pub enum FederalVectorsNow {
+    /// In use, or not needed (BM25 was asked for, or the folder has none).
+    Ready(Option<Rc<FederalVectors>>),
+    /// Still arriving (this many bytes): BM25 until then; the search runs again once they are in.
+    Loading(u64),
+    /// They cannot be loaded: BM25, and why.
+    Failed(Failure),
+}
+
 /// A finished search across laws.
 pub struct FederalOutcome {
     pub results: Vec<FederalResult>,
     /// The mode that ran.
     pub mode: Mode,
+    /// Whether the vectors were there (when the mode wanted them).
+    pub vectors: FederalVectorsNow,
     /// Laws searched (the catalogue, or the chosen set).
     pub laws_searched: usize,
     /// Posting shards the question needed, and the bytes of those that had to be fetched for it.
@@ -731,12 +793,14 @@ pub struct FederalRequest {
 }
 
 /// Searches all laws of the catalogue (or the set `only` names): the question's posting shards are fetched,
-/// the query vector comes as for one law ([`VectorSources`]), and only laws the manifest lists are shown.
+/// the query vector comes as for one law ([`VectorSources`]) once the section `vectors` are there, and only laws
+/// the manifest lists are shown.
 pub async fn run_federal_search(
     data: String,
     request: FederalRequest,
     manifest: Rc<Manifest>,
     federal: Rc<LoadedFederal>,
+    vectors: FederalVectorsNow,
     sources: VectorSources,
     proxy_problem: RwSignal<Option<Failure>>,
 ) -> Result<Rc<FederalOutcome>, Failure> {
@@ -745,8 +809,12 @@ pub async fn run_federal_search(
     let terms = head.query_terms(&query);
     let needed = head.shards_for(&terms);
     let shard_bytes = federal.fetch_shards(&data, &needed).await?;
-    let (vector, embedded) =
-        search_vector(&query, mode, head.model(), sources, proxy_problem).await?;
+    let coded = match &vectors {
+        FederalVectorsNow::Ready(v) => v.clone(),
+        FederalVectorsNow::Loading(_) | FederalVectorsNow::Failed(_) => None,
+    };
+    let model = coded.as_deref().map(FederalVectors::model);
+    let (vector, embedded) = search_vector(&query, mode, model, sources, proxy_problem).await?;
     // Laws of the catalogue (a law the manifest no longer lists is not shown), narrowed to the chosen set.
     let entries: Vec<Option<&LawEntry>> = head
         .laws()
@@ -766,7 +834,7 @@ pub async fn run_federal_search(
     let (hits, ran) = head
         .search(
             &terms,
-            vector.as_deref(),
+            coded.as_deref().zip(vector.as_deref()),
             &options,
             |n| shards.get(&n).map(|s| s.as_ref()),
             |l| entries[l as usize].is_some(),
@@ -795,6 +863,7 @@ pub async fn run_federal_search(
     Ok(Rc::new(FederalOutcome {
         results,
         mode: ran,
+        vectors,
         laws_searched: entries.iter().filter(|e| e.is_some()).count(),
         shards_needed: needed.len(),
         shard_bytes,

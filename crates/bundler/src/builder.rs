@@ -206,11 +206,8 @@ impl BundleFolder {
         // The index across laws describes the laws as they were: it goes with the first change (and
         // `paragraf federal`, which `build --laws` runs at its end, writes a new one).
         if let Some(federal) = self.manifest.federal.take() {
-            let files = std::iter::once(federal.head)
-                .chain(federal.shards)
-                .chain(federal.topics);
-            for file in files {
-                self.superseded.push((file.file, String::new()));
+            for file in federal.files() {
+                self.superseded.push((file.file.clone(), String::new()));
             }
         }
         if self.saved.elapsed() >= self.save_every {

@@ -1,7 +1,8 @@
 //! `paragraf federal`: the index across all laws of a bundle folder, as the browser fetches it
-//! ([`paragraf_core::federal::files`]): one head file and posting shards, content-hashed and listed in the
-//! manifest, and the law finder's topics of every law ([`TopicsFile`]). `paragraf build --laws` writes it after its laws; rewriting it for an unchanged folder writes the same
-//! names. Files of the index it replaces are deleted after the manifest no longer lists them.
+//! ([`paragraf_core::federal::files`]): one head file, posting shards and the section vectors, content-hashed and
+//! listed in the manifest, and the law finder's topics of every law ([`TopicsFile`]). `paragraf build --laws`
+//! writes it after its laws; rewriting it for an unchanged folder writes the same names. Files of the index it
+//! replaces are deleted after the manifest no longer lists them.
 
 use std::path::Path;
 use std::time::Instant;
@@ -10,7 +11,7 @@ use paragraf_core::bundle::StrategyBundle;
 use paragraf_core::federal::files::FederalHead;
 use paragraf_core::federal::{FederalLaw, SECTION_STRATEGY};
 use paragraf_core::finder::TopicsFile;
-use paragraf_core::manifest::{sha256_hex, FederalEntry, FileEntry};
+use paragraf_core::manifest::{sha256_hex, FederalEntry, FileEntry, VectorsEntry};
 use paragraf_core::Law;
 
 use crate::builder::files::{remove_superseded, write_hashed};
@@ -25,7 +26,7 @@ pub struct FederalSummary {
     /// Vocabulary size.
     pub terms: usize,
     /// Bytes of the head's parts ([`FederalHead::part_bytes`]).
-    pub parts: [(&'static str, usize); 4],
+    pub parts: [(&'static str, usize); 3],
     /// Seconds to read the laws, and to index and write.
     pub seconds_reading: f64,
     pub seconds_indexing: f64,
@@ -112,7 +113,7 @@ pub fn write(
             sections: sections.as_ref(),
         })
         .collect();
-    let (head, shards) = FederalHead::build(&parts, shard_bytes)?;
+    let built = FederalHead::build(&parts, shard_bytes)?;
     drop(parts);
     let topics = TopicsFile::of(crate::builder::GENERATOR, laws.iter().map(|(law, _)| law));
     drop(laws);
@@ -124,7 +125,8 @@ pub fn write(
             sha256: sha256_hex(&bytes),
         })
     };
-    let shard_entries = shards
+    let shard_entries = built
+        .shards
         .iter()
         .enumerate()
         .map(|(n, shard)| {
@@ -134,21 +136,29 @@ pub fn write(
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let vectors = built
+        .vectors
+        .as_ref()
+        .map(|v| {
+            Ok::<_, BuildError>(VectorsEntry {
+                model: v.model().to_string(),
+                file: written("federal-vectors", v.to_bytes())?,
+            })
+        })
+        .transpose()?;
+    let head = &built.head;
     let entry = FederalEntry {
         head: written("federal", head.to_bytes())?,
         shards: shard_entries,
         laws: head.laws().len(),
         sections: head.len(),
-        model: head.model().map(str::to_string),
+        vectors,
         topics: Some(written("topics", topics.to_bytes())?),
     };
     let old = listed.federal.replace(entry.clone());
     manifest::save(&mut listed, dir)?;
     let current: std::collections::HashSet<&str> = listed.files().collect();
-    for file in old
-        .iter()
-        .flat_map(|o| std::iter::once(&o.head).chain(&o.shards).chain(&o.topics))
-    {
+    for file in old.iter().flat_map(FederalEntry::files) {
         if !current.contains(file.file.as_str()) {
             remove_superseded(dir, Some(file.file.clone()), "");
         }

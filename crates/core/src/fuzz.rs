@@ -14,7 +14,10 @@ use crate::encoder::tokenizer::Vocab;
 use crate::encoder::TextKind;
 use crate::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use crate::expansion::{expand, weighted_terms, ExpansionFile, MAGIC as EXPANSION_MAGIC};
-use crate::federal::files::{FederalHead, HEAD_MAGIC as FEDERAL_HEAD_MAGIC};
+use crate::federal::files::{
+    FederalHead, FederalVectors, HEAD_MAGIC as FEDERAL_HEAD_MAGIC,
+    VECTORS_MAGIC as FEDERAL_VECTORS_MAGIC,
+};
 use crate::finder::{LawFinder, TopicsFile, TOPICS_MAGIC};
 use crate::manifest::LawEntry;
 use crate::rng::SplitMix64;
@@ -174,9 +177,10 @@ pub fn strategy_bundle_bytes(bytes: &[u8]) {
     let _ = StrategyBundle::from_bytes(&frame_payload(BundleKind::Strategy.magic(), bytes));
 }
 
-/// A federal index head (then a search through whichever of `shards` decode as its shards): what the browser
-/// does with the files of the page over all laws. Returns whether the head decoded.
-pub fn federal_files(head: &[u8], shards: &[&[u8]]) -> bool {
+/// A federal index head (then a search through whichever of `shards` decode as its shards, with `vectors` when
+/// they decode as its vectors file): what the browser does with the files of the page over all laws. Returns
+/// whether the head decoded.
+pub fn federal_files(head: &[u8], shards: &[&[u8]], vectors: &[u8]) -> bool {
     let Ok(head) = FederalHead::from_bytes(head) else {
         return false;
     };
@@ -185,6 +189,7 @@ pub fn federal_files(head: &[u8], shards: &[&[u8]]) -> bool {
         .enumerate()
         .map(|(n, bytes)| head.shard_from_bytes(n as u32, bytes).ok())
         .collect();
+    let vectors = head.vectors_from_bytes(vectors).ok();
     let vector: Vec<f32> = (0..384).map(|i| (i as f32 * 0.37).sin()).collect();
     for mode in [Mode::Bm25, Mode::Hybrid, Mode::Dense] {
         let options = SearchOptions {
@@ -195,7 +200,7 @@ pub fn federal_files(head: &[u8], shards: &[&[u8]]) -> bool {
             let terms = head.query_terms(query);
             let _ = head.search(
                 &terms,
-                Some(&vector),
+                vectors.as_ref().map(|v| (v, &vector[..])),
                 &options,
                 |n| loaded.get(n as usize).and_then(Option::as_ref),
                 |law| law % 2 == 0,
@@ -205,12 +210,17 @@ pub fn federal_files(head: &[u8], shards: &[&[u8]]) -> bool {
     true
 }
 
-/// Raw bytes as a federal head and as a posting shard, each also behind a valid header: the cargo-fuzz
-/// target's body.
+/// Raw bytes as a federal head, as a posting shard and as a vectors file, each also behind a valid header: the
+/// cargo-fuzz target's body.
 pub fn federal_file_bytes(bytes: &[u8]) {
-    let _ = federal_files(bytes, &[]);
-    let _ = federal_files(&frame_payload(FEDERAL_HEAD_MAGIC, bytes), &[]);
+    let _ = federal_files(bytes, &[], &[]);
+    let _ = federal_files(&frame_payload(FEDERAL_HEAD_MAGIC, bytes), &[], &[]);
     let _ = postcard::from_bytes::<PostingShard>(bytes).map(|s| s.terms());
+    let _ = crate::bundle::decode_framed::<FederalVectors>(
+        FEDERAL_VECTORS_MAGIC,
+        "federal vectors",
+        &frame_payload(FEDERAL_VECTORS_MAGIC, bytes),
+    );
 }
 
 /// A topics file (then the law finder over `laws` with it, as the app builds it): returns whether it decoded.

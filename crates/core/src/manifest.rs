@@ -87,10 +87,11 @@ pub struct FileEntry {
     pub sha256: String,
 }
 
-/// The index across laws: its head file, its posting shards, the law finder's topics, and what it holds.
+/// The index across laws: its head file, its posting shards, its section vectors, the law finder's topics, and
+/// what it holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FederalEntry {
-    /// The head file (laws, sections, dictionary, quantized section vectors).
+    /// The head file (laws, sections, dictionary).
     pub head: FileEntry,
     /// Posting shards, in order: shard `n` is `shards[n]`.
     pub shards: Vec<FileEntry>,
@@ -98,13 +99,31 @@ pub struct FederalEntry {
     pub laws: usize,
     /// Sections indexed.
     pub sections: usize,
-    /// Model of the section vectors (`None`: lexical only).
+    /// The quantized section vectors (`None`: lexical only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
+    pub vectors: Option<VectorsEntry>,
     /// Every law's topics for the law finder ([`crate::finder::TopicsFile`]); absent in folders indexed before
     /// it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topics: Option<FileEntry>,
+}
+
+impl FederalEntry {
+    /// Every file of the index.
+    pub fn files(&self) -> impl Iterator<Item = &FileEntry> {
+        std::iter::once(&self.head)
+            .chain(&self.shards)
+            .chain(self.vectors.iter().map(|v| &v.file))
+            .chain(&self.topics)
+    }
+}
+
+/// The section vectors across laws ([`crate::federal::files::FederalVectors`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VectorsEntry {
+    /// The model that embedded them: questions must be embedded with it.
+    pub model: String,
+    pub file: FileEntry,
 }
 
 /// The browser's model file ([`crate::encoder::file`]): what lets the app embed questions with no server.
@@ -428,11 +447,11 @@ impl Manifest {
                     .filter_map(|l| l.expansions.as_ref()?.file()),
             )
             .chain(self.encoder.iter().map(|e| e.file.as_str()))
-            .chain(self.federal.iter().flat_map(|f| {
-                std::iter::once(f.head.file.as_str())
-                    .chain(f.shards.iter().map(|s| s.file.as_str()))
-                    .chain(f.topics.iter().map(|t| t.file.as_str()))
-            }))
+            .chain(
+                self.federal
+                    .iter()
+                    .flat_map(|f| f.files().map(|e| e.file.as_str())),
+            )
     }
 }
 

@@ -11,7 +11,7 @@ use paragraf_core::law::Law;
 use crate::components::results::{mode_label, vector_note};
 use crate::context::Ctx;
 use crate::failure::Failure;
-use crate::load::{self, FederalOutcome, FederalResult};
+use crate::load::{self, FederalOutcome, FederalResult, FederalVectorsNow};
 use crate::state::Page;
 
 /// Characters of a section's text shown under its heading.
@@ -22,15 +22,33 @@ const SNIPPET_CHARS: usize = 320;
 pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let data = ctx.data_url();
+    // BM25 while the vectors arrive (the search runs again then), or because they cannot be loaded.
+    let (vectors, vector_part, vectors_problem) = match &outcome.vectors {
+        FederalVectorsNow::Ready(_) => ("ready", vector_note(outcome.embedded.as_ref()), None),
+        FederalVectorsNow::Loading(bytes) => (
+            "loading",
+            format!(
+                " · Vektoren aller Gesetze laden ({}), bis dahin BM25",
+                crate::format_bytes(*bytes)
+            ),
+            None,
+        ),
+        FederalVectorsNow::Failed(failure) => (
+            "failed",
+            vector_note(None),
+            Some(format!(
+                "Vektoren aller Gesetze nicht geladen: {failure}. Die Suche läuft lexikalisch (BM25)."
+            )),
+        ),
+    };
     let meta = format!(
-        "{} Treffer in {} Gesetzen · {} · Suche im Browser {:.1} ms · {} Indexteile ({} nachgeladen){}",
+        "{} Treffer in {} Gesetzen · {} · Suche im Browser {:.1} ms · {} Indexteile ({} nachgeladen){vector_part}",
         outcome.results.len(),
         outcome.laws_searched,
         mode_label(outcome.mode),
         outcome.retrieval_ms,
         outcome.shards_needed,
         crate::format_bytes(outcome.shard_bytes),
-        vector_note(outcome.embedded.as_ref()),
     );
     // One download per law of the list.
     let mut texts: HashMap<String, LocalResource<Result<Rc<Law>, Failure>>> = HashMap::new();
@@ -61,7 +79,8 @@ pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
     view! {
         <p class="meta" id="result-meta" data-retrieval-ms=format!("{:.3}", outcome.retrieval_ms)
             data-mode=outcome.mode.name() data-search=outcome.number data-shards=outcome.shards_needed
-            data-shard-bytes=outcome.shard_bytes data-wasm-bytes=wasm_bytes>{meta}</p>
+            data-shard-bytes=outcome.shard_bytes data-wasm-bytes=wasm_bytes data-vectors=vectors>{meta}</p>
+        {vectors_problem.map(|why| view! { <p class="law-problem" id="vectors-problem" role="status">{why}</p> })}
         {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter versuchen oder die Auswahl der Gesetze leeren."</p> })}
         <ol class="results federal" aria-label="Ergebnisse">{items}</ol>
     }

@@ -103,7 +103,7 @@ pub fn run(
     );
     let alone = FederalIndex::new(&parts(&laws[own..=own]))?;
     // What the browser searches: the same sections, product-quantized vectors, postings in shards.
-    let (head, shards) = FederalHead::build(&parts(&laws), SHARD_BYTES)?;
+    let browser_files = FederalHead::build(&parts(&laws), SHARD_BYTES)?;
     let vectors = match (modes.iter().any(|m| *m != Mode::Bm25), among.model()) {
         (true, Some(model)) => Some(embed(model)?),
         (true, None) => anyhow::bail!(
@@ -149,13 +149,14 @@ pub fn run(
         let (alone_r, alone_top) = recall(&alone_search, 0)?;
         let (among_r, among_top) = recall(&among_search, own as u32)?;
         let browser = |text: &str, vector: Option<&[f32]>| -> Result<Vec<FederalHit>> {
-            let terms = head.query_terms(text);
+            let head = &browser_files.head;
+            let coded = browser_files.vectors.as_ref().zip(vector);
             Ok(head
                 .search(
-                    &terms,
-                    vector,
+                    &head.query_terms(text),
+                    coded,
                     &options,
-                    |n| shards.get(n as usize),
+                    |n| browser_files.shards.get(n as usize),
                     |_| true,
                 )?
                 .0)

@@ -41,12 +41,15 @@ pub fn write(dir: &Path, shard_bytes: usize) -> Result<()> {
         .collect();
     let postings: u64 = entry.shards.iter().map(|s| s.bytes).sum();
     let topics = entry.topics.as_ref().map_or(0, |t| t.bytes);
+    let vectors = entry.vectors.as_ref().map_or_else(
+        || "none (lexical only)".to_string(),
+        |v| format!("{} ({} bytes)", v.model, v.file.bytes),
+    );
     println!(
-        "federal index: {} laws, {} sections, {} terms, vectors {}; head {} ({} bytes: {}), {} posting shards ({} bytes), law finder topics {} bytes; read {:.1} s, indexed and written {:.1} s",
+        "federal index: {} laws, {} sections, {} terms, vectors {vectors}; head {} ({} bytes: {}), {} posting shards ({} bytes), law finder topics {} bytes; read {:.1} s, indexed and written {:.1} s",
         entry.laws,
         entry.sections,
         summary.terms,
-        entry.model.as_deref().unwrap_or("none (lexical only)"),
         entry.head.file,
         entry.head.bytes,
         parts.join(", "),

@@ -1,6 +1,6 @@
-//! Arbitrary bytes must give a federal index head (or posting shard) or an error, never a panic; a decoded head
-//! must survive searches in every mode (the body is shared with the stable fuzz test, `paragraf_core::fuzz`,
-//! which also pairs mutated heads with real shards and the other way round).
+//! Arbitrary bytes must give a federal index head, posting shard or vectors file, or an error, never a panic; a
+//! decoded head must survive searches in every mode (the body is shared with the stable fuzz test,
+//! `paragraf_core::fuzz`, which also pairs mutated files with the real others).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -4,13 +4,15 @@
 //! link: 100,000 sections of federal law are about 150 MB of float vectors and tens of MB of postings. The
 //! browser's layout, chosen by measurement (README, "All federal law"):
 //!
-//! - **One head file** (`federal.<hash>.pgb`, magic `PGRF-FED`): the laws and, per section, its law and
-//!   designation (enough to show a result before any law text is fetched); the BM25 dictionary (vocabulary with
-//!   frequencies and document lengths: the query's lexicon for decompounding and the idf of every term); and
-//!   every section vector **product-quantized** (one byte per 8 dimensions: 48 bytes per e5 section instead of
-//!   384 as int8; see `QuantizedVectors`).
+//! - **One head file** (`federal.<hash>.pgb`, magic `PGRF-FHD`): the laws and, per section, its law and
+//!   designation (enough to show a result before any law text is fetched); and the BM25 dictionary (vocabulary
+//!   with frequencies and document lengths: the query's lexicon for decompounding and the idf of every term).
 //! - **Posting shards** (`federal-postings-<n>.<hash>.pgb`, magic `PGRF-FPS`): the postings of contiguous term
 //!   ranges, about [`SHARD_BYTES`] each. A question fetches only the shards of its own terms.
+//! - **One vectors file** (`federal-vectors.<hash>.pgb`, magic `PGRF-FVQ`): every section vector
+//!   **product-quantized** (one byte per [`SUB_DIM`] dimensions: 96 bytes per e5 section instead of 384 as
+//!   int8; see `QuantizedVectors`). A file of its own because it is three times the rest of the head: the
+//!   first BM25 result never waits for it, and a lexical search never fetches it.
 //! - The laws' texts stay in their law bundles, fetched when a result of that law is shown.
 //!
 //! Every part is checked against the others on load, so a file of another build fails before a search. Hits
@@ -19,7 +21,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{rank, FederalHit, FederalIndex, FederalLaw};
-use crate::bundle::{decode_framed, encode_framed, BundleError, VectorStore};
+use crate::bundle::{decode_framed, encode_framed, read_framed_header, BundleError, VectorStore};
 use crate::engine::{EngineError, Mode, SearchOptions};
 use crate::search::bm25::{top_k, Bm25Dictionary, PostingShard};
 use crate::search::{Hit, TopK};
@@ -37,9 +39,13 @@ mod erased {
 }
 
 /// Magic of the head file.
-pub const HEAD_MAGIC: &[u8; 8] = b"PGRF-FED";
+pub const HEAD_MAGIC: &[u8; 8] = b"PGRF-FHD";
+/// Magic of the head file while it still held the section vectors: recognised, to say what to do.
+const OLD_HEAD_MAGIC: &[u8; 8] = b"PGRF-FED";
 /// Magic of a posting shard.
 pub const SHARD_MAGIC: &[u8; 8] = b"PGRF-FPS";
+/// Magic of the vectors file.
+pub const VECTORS_MAGIC: &[u8; 8] = b"PGRF-FVQ";
 /// Postings per shard the build aims at: a question of ten terms fetches well under a megabyte.
 pub const SHARD_BYTES: usize = 64 << 10;
 /// Widest vectors a head may carry.
@@ -62,6 +68,12 @@ pub enum FederalFileError {
         /// The shard the file holds.
         found: u32,
     },
+    /// A head file of the layout that kept the section vectors inside it.
+    #[error("the index across laws was written by an older Paragraf (section vectors inside the head file). Rebuild it with `paragraf federal --bundles <folder>`")]
+    OldLayout,
+    /// A vectors file made for another head.
+    #[error("the section vectors belong to another index head than this one. Most likely the folder mixes files of two builds; rebuild with `paragraf federal`")]
+    WrongHead,
     /// The search needs a shard that is not loaded.
     #[error("the search needs posting shard {0}, which is not loaded")]
     MissingShard(u32),
@@ -80,7 +92,7 @@ pub struct HeadDoc {
     pub designation: String,
 }
 
-/// Dimensions per sub-vector of the product quantizer: one byte codes eight dimensions.
+/// Dimensions per sub-vector of the product quantizer: one byte codes four dimensions.
 const SUB_DIM: usize = 4;
 /// Centroids per sub-space (one byte).
 const CENTROIDS: usize = 256;
@@ -90,7 +102,7 @@ const TRAIN_ROWS: usize = 16_384;
 const TRAIN_ROUNDS: usize = 12;
 
 /// The section vectors, product-quantized: each run of [`SUB_DIM`] dimensions is replaced by the nearest of
-/// [`CENTROIDS`] centroids learnt for that run (k-means), one byte per run: 48 bytes per e5 section instead of 384
+/// [`CENTROIDS`] centroids learnt for that run (k-means), one byte per run: 96 bytes per e5 section instead of 384
 /// as int8. A question's score is the sum over runs of its dot product with the chosen centroid, read from a
 /// 256-entry table per run. Sign bits (one per dimension, same size) were measured first and ranked far worse:
 /// e5 vectors share a large common direction, and a sign keeps too little of what tells sections apart.
@@ -177,28 +189,43 @@ impl QuantizedVectors {
         let (subspaces, centroids) = (self.subspaces(), self.centroids as usize);
         let mut padded = query.to_vec();
         padded.resize(subspaces * SUB_DIM, 0.0);
-        let table: Vec<f32> = (0..subspaces * centroids)
-            .map(|jc| {
-                let j = jc / centroids;
-                let q = &padded[j * SUB_DIM..(j + 1) * SUB_DIM];
-                let c = &self.codebook[jc * SUB_DIM..][..SUB_DIM];
-                q.iter().zip(c).map(|(a, b)| a * b).sum()
-            })
-            .collect();
+        // One full 256-entry table per sub-space (a `u8` code indexes it without a bounds check).
+        let mut table = vec![[0.0f32; CENTROIDS]; subspaces];
+        for (j, row) in table.iter_mut().enumerate() {
+            let q = &padded[j * SUB_DIM..(j + 1) * SUB_DIM];
+            for (c, entry) in row.iter_mut().enumerate().take(centroids) {
+                let centroid = &self.codebook[(j * centroids + c) * SUB_DIM..][..SUB_DIM];
+                *entry = q.iter().zip(centroid).map(|(a, b)| a * b).sum();
+            }
+        }
         let mut top = TopK::new(k);
-        for (row, codes) in self.codes.chunks(subspaces).enumerate() {
-            let doc = self.rows[row];
+        for (codes, &doc) in self.codes.chunks_exact(subspaces).zip(&self.rows) {
             if !keep(doc) {
                 continue;
             }
-            let score = codes
-                .iter()
-                .enumerate()
-                .map(|(j, &c)| table[j * centroids + c as usize])
-                .sum();
+            // Four running sums: the additions of one row do not wait on each other.
+            let mut sums = [0.0f32; 4];
+            for (i, (row, &c)) in table.iter().zip(codes).enumerate() {
+                sums[i % 4] += row[c as usize];
+            }
+            let score = (sums[0] + sums[1]) + (sums[2] + sums[3]);
             top.push(Hit { index: doc, score });
         }
         top.into_sorted()
+    }
+
+    /// Whether the parts fit together and every row names one of `docs` documents.
+    fn fits(&self, docs: usize) -> bool {
+        let centroids = self.centroids as usize;
+        self.dim != 0
+            && self.dim <= MAX_DIM
+            && centroids != 0
+            && centroids <= CENTROIDS
+            && self.codebook.len() == self.subspaces() * centroids * SUB_DIM
+            && self.codebook.iter().all(|x| x.is_finite())
+            && self.codes.len() == self.rows.len() * self.subspaces()
+            && self.codes.iter().all(|&c| (c as usize) < centroids)
+            && self.rows.iter().all(|&d| (d as usize) < docs)
     }
 }
 
@@ -252,6 +279,44 @@ struct ShardFile {
     shard: PostingShard,
 }
 
+/// The vectors file: see the module docs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FederalVectors {
+    /// CRC-32 of the payload of the head it was built with ([`FederalHead::checksum`]).
+    head: u32,
+    quantized: QuantizedVectors,
+}
+
+impl FederalVectors {
+    /// The file.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encode_framed(VECTORS_MAGIC, self)
+    }
+
+    /// The model of the section vectors: questions must be embedded with it.
+    pub fn model(&self) -> &str {
+        &self.quantized.model
+    }
+
+    /// Sections with a vector.
+    pub fn len(&self) -> usize {
+        self.quantized.rows.len()
+    }
+
+    /// Whether no section has a vector.
+    pub fn is_empty(&self) -> bool {
+        self.quantized.rows.is_empty()
+    }
+}
+
+/// What [`FederalHead::build`] makes: the files' contents.
+pub struct FederalFiles {
+    pub head: FederalHead,
+    pub shards: Vec<PostingShard>,
+    /// `None` when no law brought a `section` bundle with vectors.
+    pub vectors: Option<FederalVectors>,
+}
+
 /// The head file: see the module docs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FederalHead {
@@ -263,16 +328,15 @@ pub struct FederalHead {
     dictionary: Bm25Dictionary,
     /// First term of each posting shard.
     shard_starts: Vec<u32>,
-    vectors: Option<QuantizedVectors>,
+    /// CRC-32 of the encoded head (not stored: the file's header carries it), which its vectors file names.
+    #[serde(skip)]
+    checksum: u32,
 }
 
 impl FederalHead {
-    /// The head and its posting shards for `laws` (see [`FederalIndex::new`] for what is refused), shards of
-    /// about `shard_bytes` postings.
-    pub fn build(
-        laws: &[FederalLaw],
-        shard_bytes: usize,
-    ) -> Result<(FederalHead, Vec<PostingShard>), EngineError> {
+    /// The head, its posting shards (of about `shard_bytes` postings) and its vectors for `laws` (see
+    /// [`FederalIndex::new`] for what is refused).
+    pub fn build(laws: &[FederalLaw], shard_bytes: usize) -> Result<FederalFiles, EngineError> {
         let FederalIndex {
             docs,
             bm25,
@@ -294,16 +358,25 @@ impl FederalHead {
             })
             .collect();
         let (dictionary, shards) = bm25.into_shards(shard_bytes);
-        let head = FederalHead {
+        let mut head = FederalHead {
             laws: laws.iter().map(|l| l.law.abbreviation.clone()).collect(),
             law_starts,
             docs: heads,
             dictionary,
             shard_starts: shards.iter().map(|s| s.first_term).collect(),
-            vectors: vectors
-                .map(|(store, rows, model)| QuantizedVectors::from_store(&store, rows, model)),
+            checksum: 0,
         };
-        Ok((head, shards))
+        head.checksum =
+            crc32fast::hash(&postcard::to_allocvec(&head).expect("bundle types always serialise"));
+        let vectors = vectors.map(|(store, rows, model)| FederalVectors {
+            head: head.checksum,
+            quantized: QuantizedVectors::from_store(&store, rows, model),
+        });
+        Ok(FederalFiles {
+            head,
+            shards,
+            vectors,
+        })
     }
 
     /// The head as a file.
@@ -313,9 +386,32 @@ impl FederalHead {
 
     /// Reads a head file and checks that its parts fit together.
     pub fn from_bytes(bytes: &[u8]) -> Result<FederalHead, FederalFileError> {
-        let head: FederalHead = decode_framed(HEAD_MAGIC, "federal index", bytes)?;
+        if bytes.starts_with(OLD_HEAD_MAGIC) {
+            return Err(FederalFileError::OldLayout);
+        }
+        let mut head: FederalHead = decode_framed(HEAD_MAGIC, "federal index", bytes)?;
+        head.checksum = read_framed_header(HEAD_MAGIC, "federal index", bytes)?.checksum;
         head.check()?;
         Ok(head)
+    }
+
+    /// CRC-32 of the encoded head: what its vectors file names.
+    pub fn checksum(&self) -> u32 {
+        self.checksum
+    }
+
+    /// Reads this head's vectors file and checks it against the head.
+    pub fn vectors_from_bytes(&self, bytes: &[u8]) -> Result<FederalVectors, FederalFileError> {
+        let vectors: FederalVectors = decode_framed(VECTORS_MAGIC, "federal vectors", bytes)?;
+        if vectors.head != self.checksum {
+            return Err(FederalFileError::WrongHead);
+        }
+        if !vectors.quantized.fits(self.docs.len()) {
+            return Err(FederalFileError::Corrupt(
+                "the section vectors do not fit the documents".into(),
+            ));
+        }
+        Ok(vectors)
     }
 
     fn check(&self) -> Result<(), FederalFileError> {
@@ -355,22 +451,6 @@ impl FederalHead {
         };
         if !starts_ok {
             return corrupt("the posting shards do not partition the vocabulary");
-        }
-        if let Some(v) = &self.vectors {
-            let subspaces = v.subspaces();
-            let centroids = v.centroids as usize;
-            if v.dim == 0
-                || v.dim > MAX_DIM
-                || centroids == 0
-                || centroids > CENTROIDS
-                || v.codebook.len() != subspaces * centroids * SUB_DIM
-                || !v.codebook.iter().all(|x| x.is_finite())
-                || v.codes.len() != v.rows.len() * subspaces
-                || v.codes.iter().any(|&c| c as usize >= centroids)
-                || v.rows.iter().any(|&d| d as usize >= docs)
-            {
-                return corrupt("the section vectors do not fit the documents");
-            }
         }
         Ok(())
     }
@@ -426,15 +506,13 @@ impl FederalHead {
         Ok((first, end))
     }
 
-    /// Encoded bytes of the head's parts (laws, section designations, BM25 dictionary, quantized vectors), for
-    /// reports.
-    pub fn part_bytes(&self) -> [(&'static str, usize); 4] {
+    /// Encoded bytes of the head's parts (laws, section designations, BM25 dictionary), for reports.
+    pub fn part_bytes(&self) -> [(&'static str, usize); 3] {
         let size = |value: &dyn erased::Sized| value.bytes();
         [
             ("laws", size(&(&self.laws, &self.law_starts))),
             ("designations", size(&self.docs)),
             ("dictionary", size(&self.dictionary)),
-            ("vectors", size(&self.vectors)),
         ]
     }
 
@@ -461,11 +539,6 @@ impl FederalHead {
     /// Vocabulary size.
     pub fn terms(&self) -> usize {
         self.dictionary.num_terms()
-    }
-
-    /// The model of the section vectors, when any law brought some.
-    pub fn model(&self) -> Option<&str> {
-        self.vectors.as_ref().map(|v| v.model.as_str())
     }
 
     /// What a hit shows before its law is loaded.
@@ -499,13 +572,13 @@ impl FederalHead {
     }
 
     /// The best `options.section_k` sections of the laws `keep` allows (by index into [`FederalHead::laws`])
-    /// for the analysed `terms` and `vector` (the question embedded with [`FederalHead::model`]), in
-    /// `options.mode`; BM25 when there is no vector. `shard(n)` gives loaded posting shards: every shard
-    /// [`FederalHead::shards_for`] names must be there.
+    /// for the analysed `terms` and the question's `vector` against this head's vectors file (the question
+    /// embedded with [`FederalVectors::model`]), in `options.mode`; BM25 without them. `shard(n)` gives loaded
+    /// posting shards: every shard [`FederalHead::shards_for`] names must be there.
     pub fn search<'s>(
         &self,
         terms: &[(String, f32)],
-        vector: Option<&[f32]>,
+        vector: Option<(&FederalVectors, &[f32])>,
         options: &SearchOptions,
         shard: impl Fn(u32) -> Option<&'s PostingShard>,
         keep: impl Fn(u32) -> bool,
@@ -521,9 +594,13 @@ impl FederalHead {
                 *score = 0.0;
             }
         }
-        let dense = match (options.mode, &self.vectors, vector) {
-            (Mode::Bm25, _, _) | (_, None, _) | (_, _, None) => None,
-            (_, Some(coded), Some(v)) => {
+        let dense = match (options.mode, vector) {
+            (Mode::Bm25, _) | (_, None) => None,
+            (_, Some((vectors, v))) => {
+                if vectors.head != self.checksum {
+                    return Err(FederalFileError::WrongHead);
+                }
+                let coded = &vectors.quantized;
                 if v.len() != coded.dim as usize {
                     return Err(EngineError::Dimension {
                         model: coded.model.clone(),

@@ -423,17 +423,22 @@ mod tests {
         assert_eq!(found(&lexical, "zwei", None, Mode::Hybrid), [(0, 0)]);
     }
 
-    /// Two laws as federal index files, decoded again, with all their shards.
-    fn files(laws: &[FederalLaw], shard_bytes: usize) -> (files::FederalHead, Vec<Vec<u8>>) {
-        let (head, shards) = files::FederalHead::build(laws, shard_bytes).unwrap();
-        let shard_files = shards
+    /// Laws as federal index files: the head decoded again, its shards' files, its vectors' file.
+    fn files(
+        laws: &[FederalLaw],
+        shard_bytes: usize,
+    ) -> (files::FederalHead, Vec<Vec<u8>>, Vec<u8>) {
+        let built = files::FederalHead::build(laws, shard_bytes).unwrap();
+        let shard_files = built
+            .shards
             .iter()
             .enumerate()
             .map(|(i, s)| files::FederalHead::shard_to_bytes(i as u32, s))
             .collect();
         (
-            files::FederalHead::from_bytes(&head.to_bytes()).unwrap(),
+            files::FederalHead::from_bytes(&built.head.to_bytes()).unwrap(),
             shard_files,
+            built.vectors.expect("laws with vectors").to_bytes(),
         )
     }
 
@@ -466,10 +471,11 @@ mod tests {
             },
         ];
         let index = FederalIndex::new(&parts).unwrap();
-        let (head, shard_files) = files(&parts, 4);
+        let (head, shard_files, vector_file) = files(&parts, 4);
+        let vectors = head.vectors_from_bytes(&vector_file).unwrap();
         assert_eq!(
-            (head.len(), head.laws(), head.model()),
-            (4, &["MietG".to_string(), "StG".to_string()][..], Some("m"))
+            (head.len(), head.laws(), vectors.model(), vectors.len()),
+            (4, &["MietG".to_string(), "StG".to_string()][..], "m", 4)
         );
         assert!(head.shards() > 3, "{} shards", head.shards());
         let loaded: Vec<_> = shard_files
@@ -491,7 +497,8 @@ mod tests {
             let v = vector.as_ref().map(|v| &v[..]);
             let (expected, _) = index.search(text, v, &options).unwrap();
             let terms = head.query_terms(text);
-            let (hits, ran) = head.search(&terms, v, &options, all, |_| true).unwrap();
+            let coded = v.map(|v| (&vectors, v));
+            let (hits, ran) = head.search(&terms, coded, &options, all, |_| true).unwrap();
             let pairs = |h: &[FederalHit]| {
                 h.iter()
                     .map(|h| (h.law, h.section, h.doc))
@@ -519,7 +526,9 @@ mod tests {
             assert!(needed.len() < head.shards());
             let only = |n: u32| all(n).filter(|_| needed.contains(&n));
             assert_eq!(
-                head.search(&terms, v, &options, only, |_| true).unwrap().0,
+                head.search(&terms, coded, &options, only, |_| true)
+                    .unwrap()
+                    .0,
                 hits
             );
         }
@@ -541,7 +550,7 @@ mod tests {
         let (hits, _) = head
             .search(
                 &head.query_terms("Mieter Steuer"),
-                Some(&[0.6, 0.0, 0.8]),
+                Some((&vectors, &[0.6, 0.0, 0.8])),
                 &options,
                 all,
                 |l| l == 0,
@@ -570,11 +579,31 @@ mod tests {
             head.shard_from_bytes(1, &shard_files[0]).unwrap_err().to_string(),
             "posting shard 0 arrived where shard 1 was expected. Most likely the folder mixes files of two builds; rebuild with `paragraf federal`"
         );
-        // A shard of another head is refused by its terms.
-        let (other, other_shards) = files(&parts[..1], 4);
+        // A shard of another head is refused by its terms, its vectors by the head's checksum.
+        let (other, other_shards, other_vectors) = files(&parts[..1], 4);
         assert!(
             other.shard_from_bytes(0, &shard_files[0]).is_err()
                 || other_shards.len() != shard_files.len()
+        );
+        let wrong_head = "the section vectors belong to another index head than this one. Most likely the folder mixes files of two builds; rebuild with `paragraf federal`";
+        assert_eq!(
+            head.vectors_from_bytes(&other_vectors)
+                .unwrap_err()
+                .to_string(),
+            wrong_head
+        );
+        let theirs = other.vectors_from_bytes(&other_vectors).unwrap();
+        assert_eq!(
+            head.search(
+                &terms,
+                Some((&theirs, &[0.6, 0.0, 0.8])),
+                &options,
+                all,
+                |_| true
+            )
+            .unwrap_err()
+            .to_string(),
+            wrong_head
         );
         // Truncated, foreign and wrong-magic files.
         let bytes = head.to_bytes();
@@ -586,9 +615,25 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("not a Paragraf federal index: the file starts with \"PGRF-FPS\""));
+        assert!(head
+            .vectors_from_bytes(&shard_files[0])
+            .unwrap_err()
+            .to_string()
+            .starts_with("not a Paragraf federal vectors: the file starts with \"PGRF-FPS\""));
+        assert_eq!(
+            head.vectors_from_bytes(&vector_file[..30]).unwrap_err().to_string(),
+            format!("bundle is truncated: the header announces {} payload bytes but 6 are present. Most likely the download was interrupted: reload, or rebuild with `paragraf build`", vector_file.len() - 24)
+        );
+        // A head of the layout that kept the vectors inside it says how to rebuild.
+        let mut old = bytes.clone();
+        old[..8].copy_from_slice(b"PGRF-FED");
+        assert_eq!(
+            files::FederalHead::from_bytes(&old).unwrap_err().to_string(),
+            "the index across laws was written by an older Paragraf (section vectors inside the head file). Rebuild it with `paragraf federal --bundles <folder>`"
+        );
         // A wrong query dimension is refused with the model's name.
         assert_eq!(
-            head.search(&terms, Some(&[1.0, 0.0]), &options, all, |_| true).unwrap_err().to_string(),
+            head.search(&terms, Some((&vectors, &[1.0, 0.0])), &options, all, |_| true).unwrap_err().to_string(),
             "the query vector has 2 dimensions but the bundle's model (m) has 3. Most likely the query-embedding proxy serves another model"
         );
     }
