@@ -321,7 +321,10 @@ impl Ctx {
                         (_, _, Some(Ok(Some(v)))) => FederalVectorsNow::Ready(Some(v)),
                         (_, _, Some(Err(failure))) => FederalVectorsNow::Failed(failure),
                         // Not asked for yet, or still arriving.
-                        (_, Some(entry), _) => FederalVectorsNow::Loading(entry.file.bytes),
+                        (_, Some(entry), _) => FederalVectorsNow::Loading {
+                            bytes: entry.file.bytes,
+                            model: entry.model.clone(),
+                        },
                     };
                     let info = match m {
                         Mode::Bm25 => None,

@@ -5,9 +5,10 @@
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::rc::{Rc, Weak};
 
+use futures::future::{FutureExt, LocalBoxFuture, Shared};
 use leptos::prelude::*;
 use paragraf_core::api::{EmbedRequest, EmbedResponse, Health, EMBED_PATH, HEALTH_PATH};
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
@@ -196,12 +197,16 @@ thread_local! {
     /// resource runs a second time when a resource it awaited arrived during its run (the reactive graph's rule):
     /// it then gets the value of the first run instead of fetching, verifying and decoding the file again.
     static DECODED: RefCell<HashMap<String, Weak<dyn Any>>> = RefCell::new(HashMap::new());
-    /// The last query vector from the proxy: a search run twice asks once.
-    static LAST_VECTOR: RefCell<Option<(VectorKey, Vec<f32>, Embedded)>> = const { RefCell::new(None) };
+    /// The last query vector asked of the proxy, arrived or arriving: a search run twice (or asked ahead, see
+    /// [`run_federal_search`]) asks once.
+    static LAST_VECTOR: RefCell<Option<(VectorKey, ProxyVector)>> = const { RefCell::new(None) };
 }
 
 /// Which query vector: proxy address, model, query.
 type VectorKey = (String, String, String);
+
+/// The proxy's answer for one query vector.
+type ProxyVector = Shared<LocalBoxFuture<'static, Result<(Vec<f32>, Embedded), Failure>>>;
 
 /// The value decoded from `file` earlier, if anyone still holds it.
 fn decoded<T: 'static>(file: &str) -> Option<Rc<T>> {
@@ -423,36 +428,55 @@ async fn query_vector(
     let last = LAST_VECTOR.with(|l| {
         l.borrow()
             .as_ref()
-            .filter(|(k, _, _)| *k == key)
-            // No request was made for it.
-            .map(|(_, v, e)| {
-                (
-                    v.clone(),
-                    Embedded {
-                        ms: 0.0,
-                        ..e.clone()
-                    },
-                )
-            })
+            .filter(|(k, _)| *k == key)
+            .map(|(_, answer)| answer.clone())
     });
-    if let Some(found) = last {
-        return Ok(found);
+    let reused = last.is_some();
+    let answer = last.unwrap_or_else(|| {
+        let (url, bundle_model) = (proxy_url.to_string(), bundle_model.to_string());
+        let answer = async move {
+            let t0 = fetch::now_ms();
+            let (model, vector) = embed(&url, &request).await?;
+            if model != bundle_model {
+                return Err(Failure::ModelMismatch {
+                    served: vec![model],
+                    bundle: bundle_model,
+                });
+            }
+            let embedded = Embedded {
+                model,
+                ms: fetch::now_ms() - t0,
+                source: VectorSource::Server,
+                tokens: None,
+            };
+            Ok((vector, embedded))
+        }
+        .boxed_local()
+        .shared();
+        LAST_VECTOR.with(|l| *l.borrow_mut() = Some((key.clone(), answer.clone())));
+        answer
+    });
+    let result = answer.await;
+    if result.is_err() {
+        // Asked again next time.
+        LAST_VECTOR.with(|l| {
+            let mut l = l.borrow_mut();
+            if l.as_ref().is_some_and(|(k, _)| *k == key) {
+                *l = None;
+            }
+        });
     }
-    let t0 = fetch::now_ms();
-    let (model, vector) = embed(proxy_url, &request).await?;
-    if model != bundle_model {
-        return Err(mismatch(vec![model]));
-    }
-    let ms = fetch::now_ms() - t0;
-    let (source, tokens) = (VectorSource::Server, None);
-    let embedded = Embedded {
-        model,
-        ms,
-        source,
-        tokens,
-    };
-    LAST_VECTOR.with(|l| *l.borrow_mut() = Some((key, vector.clone(), embedded.clone())));
-    Ok((vector, embedded))
+    // A reused vector cost this search no request.
+    result.map(|(vector, embedded)| match reused {
+        true => (
+            vector,
+            Embedded {
+                ms: 0.0,
+                ..embedded
+            },
+        ),
+        false => (vector, embedded),
+    })
 }
 
 /// The query vector from the in-browser encoder, when its model is the bundle's.
@@ -666,8 +690,8 @@ pub async fn federal(
 }
 
 /// The section vectors across laws, verified and checked against their head; `None` when the folder has none
-/// (lexical only). The file is fetched while the head still loads: it is three times the head's size, and the
-/// first (BM25) result never waits for it.
+/// (lexical only). The file is fetched once the head is in: it is three times the head's size, and sharing the
+/// link with the head would delay the first (BM25) result, which never waits for it.
 pub async fn federal_vectors(
     data: String,
     manifest: Rc<Manifest>,
@@ -680,16 +704,12 @@ pub async fn federal_vectors(
     if let Some(loaded) = decoded::<FederalVectors>(file) {
         return Ok(Some(loaded));
     }
-    let kind = BundleKind::Federal;
-    let label = "Vektoren aller Gesetze";
-    let (fetched, head) = futures::join!(
-        verified_listed(&data, kind, &entry.file, label, RwSignal::new(None)),
-        head
-    );
-    let (bytes, _) = fetched?;
-    let Some(head) = head? else {
+    let Some(head) = head.await? else {
         return Ok(None);
     };
+    let kind = BundleKind::Federal;
+    let label = "Vektoren aller Gesetze";
+    let (bytes, _) = verified_listed(&data, kind, &entry.file, label, RwSignal::new(None)).await?;
     let vectors = decode_checked(
         kind,
         file,
@@ -758,8 +778,12 @@ pub struct FederalResult {
 pub enum FederalVectorsNow {
     /// In use, or not needed (BM25 was asked for, or the folder has none).
     Ready(Option<Rc<FederalVectors>>),
-    /// Still arriving (this many bytes): BM25 until then; the search runs again once they are in.
-    Loading(u64),
+    /// Still arriving: BM25 until then; the search runs again once they are in.
+    Loading {
+        bytes: u64,
+        /// Their model: the proxy is asked for the question's vector meanwhile.
+        model: String,
+    },
     /// They cannot be loaded: BM25, and why.
     Failed(Failure),
 }
@@ -811,7 +835,23 @@ pub async fn run_federal_search(
     let shard_bytes = federal.fetch_shards(&data, &needed).await?;
     let coded = match &vectors {
         FederalVectorsNow::Ready(v) => v.clone(),
-        FederalVectorsNow::Loading(_) | FederalVectorsNow::Failed(_) => None,
+        FederalVectorsNow::Loading { model, .. } => {
+            // The proxy embeds the question while the vectors arrive; the run once they are in finds it.
+            if let (true, Some(Ok(health))) = (mode != Mode::Bm25, &sources.proxy) {
+                let (q, m, url, health) = (
+                    query.clone(),
+                    model.clone(),
+                    sources.proxy_url.clone(),
+                    health.clone(),
+                );
+                leptos::task::spawn_local(async move {
+                    // A failure is met again, and reported, by that run.
+                    let _ = query_vector(&q, &m, &url, Ok(health)).await;
+                });
+            }
+            None
+        }
+        FederalVectorsNow::Failed(_) => None,
     };
     let model = coded.as_deref().map(FederalVectors::model);
     let (vector, embedded) = search_vector(&query, mode, model, sources, proxy_problem).await?;
@@ -896,9 +936,48 @@ pub async fn topics(
     Ok(Some(file))
 }
 
+/// Law texts kept for results across laws (the newest last).
+const KEPT_LAW_TEXTS: usize = 32;
+
+type LawText = Shared<LocalBoxFuture<'static, Result<Rc<Law>, Failure>>>;
+
+thread_local! {
+    /// Law texts for results across laws, arrived or arriving: a result list replaced by the next (BM25 while
+    /// the vectors arrive, then hybrid; the next question) finds the laws it shares with the last ones instead
+    /// of fetching and decoding them again.
+    static LAW_TEXTS: RefCell<VecDeque<(String, LawText)>> = const { RefCell::new(VecDeque::new()) };
+}
+
 /// A law's text for results across laws: its law bundle, verified and decoded, without building its search
-/// index (that happens when the law is opened).
+/// index (that happens when the law is opened); fetched once while it is among the last [`KEPT_LAW_TEXTS`]
+/// laws shown. A law that failed is tried again by the next list.
 pub async fn law_text(data: String, entry: LawEntry) -> Result<Rc<Law>, Failure> {
+    let file = entry.file.clone();
+    let kept = LAW_TEXTS.with(|t| {
+        t.borrow()
+            .iter()
+            .find(|(f, _)| *f == file)
+            .map(|(_, text)| text.clone())
+    });
+    let text = kept.unwrap_or_else(|| {
+        let text = fetch_law_text(data, entry).boxed_local().shared();
+        LAW_TEXTS.with(|t| {
+            let mut t = t.borrow_mut();
+            if t.len() == KEPT_LAW_TEXTS {
+                t.pop_front();
+            }
+            t.push_back((file.clone(), text.clone()));
+        });
+        text
+    });
+    let result = text.await;
+    if result.is_err() {
+        LAW_TEXTS.with(|t| t.borrow_mut().retain(|(f, _)| *f != file));
+    }
+    result
+}
+
+async fn fetch_law_text(data: String, entry: LawEntry) -> Result<Rc<Law>, Failure> {
     let kind = BundleKind::Law;
     let label = format!("Gesetz {}", entry.law);
     let (bytes, _) = verified_listed(&data, kind, &entry, &label, RwSignal::new(None)).await?;

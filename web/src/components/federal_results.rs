@@ -25,7 +25,7 @@ pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
     // BM25 while the vectors arrive (the search runs again then), or because they cannot be loaded.
     let (vectors, vector_part, vectors_problem) = match &outcome.vectors {
         FederalVectorsNow::Ready(_) => ("ready", vector_note(outcome.embedded.as_ref()), None),
-        FederalVectorsNow::Loading(bytes) => (
+        FederalVectorsNow::Loading { bytes, .. } => (
             "loading",
             format!(
                 " · Vektoren aller Gesetze laden ({}), bis dahin BM25",
