@@ -9,7 +9,7 @@
 //!   with frequencies and document lengths: the query's lexicon for decompounding and the idf of every term).
 //! - **Posting shards** (`federal-postings-<n>.<hash>.pgb`, magic `PGRF-FPS`): the postings of contiguous term
 //!   ranges, about [`SHARD_BYTES`] each. A question fetches only the shards of its own terms.
-//! - **One vectors file** (`federal-vectors.<hash>.pgb`, magic `PGRF-FVQ`): every section vector
+//! - **One vectors file** (`federal-vectors.<hash>.pgb`, magic `PGRF-FVQ`): every section vector rotated and
 //!   **product-quantized** (one byte per [`SUB_DIM`] dimensions: 96 bytes per e5 section instead of 384 as
 //!   int8; see `QuantizedVectors`). A file of its own because it is three times the rest of the head: the
 //!   first BM25 result never waits for it, and a lexical search never fetches it.
@@ -101,15 +101,22 @@ const TRAIN_ROWS: usize = 16_384;
 /// Lloyd iterations per sub-space.
 const TRAIN_ROUNDS: usize = 12;
 
-/// The section vectors, product-quantized: each run of [`SUB_DIM`] dimensions is replaced by the nearest of
-/// [`CENTROIDS`] centroids learnt for that run (k-means), one byte per run: 96 bytes per e5 section instead of 384
-/// as int8. A question's score is the sum over runs of its dot product with the chosen centroid, read from a
-/// 256-entry table per run. Sign bits (one per dimension, same size) were measured first and ranked far worse:
-/// e5 vectors share a large common direction, and a sign keeps too little of what tells sections apart.
+/// The section vectors, product-quantized: each vector is rotated onto the principal axes of all of them, each
+/// run of [`SUB_DIM`] rotated dimensions is replaced by the nearest of [`CENTROIDS`] centroids learnt for that run
+/// (k-means), one byte per run: 96 bytes per e5 section instead of 384 as int8. A question is rotated the same way
+/// (a rotation keeps dot products); its score is the sum over runs of its dot product with the chosen centroid,
+/// read from a 256-entry table per run. The axes are dealt to the runs so that each run's product of variances is
+/// about the same (eigenvalue allocation, as in optimized product quantization): on raw dimensions a few runs
+/// carry most of the variance and the others waste their centroids. Sign bits (one per dimension, same size)
+/// were measured first and ranked far worse: e5 vectors share a large common direction, and a sign keeps too
+/// little of what tells sections apart.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct QuantizedVectors {
     model: String,
     dim: u32,
+    /// Row `i` (of `subspaces * SUB_DIM`, each `dim` values) gives rotated dimension `i`; rows past the
+    /// principal axes are zero.
+    rotation: Vec<f32>,
     /// Centroids per sub-space (at most [`CENTROIDS`]; fewer when there are fewer vectors).
     centroids: u32,
     /// Sub-space `j`, centroid `c`: `codebook[(j * centroids + c) * SUB_DIM..][..SUB_DIM]` (the last sub-space
@@ -132,17 +139,21 @@ impl QuantizedVectors {
             VectorStore::F32 { dim, .. } => *dim as usize,
         };
         let subspaces = dim.div_ceil(SUB_DIM);
-        // Every row padded to whole sub-spaces.
-        let row = |r: usize| -> Vec<f32> {
-            let mut v = match store {
+        let raw_row = |r: usize| -> Vec<f32> {
+            match store {
                 VectorStore::Int8(v) => v.dequantize_row(r),
                 VectorStore::F32 { values, .. } => values[r * dim..(r + 1) * dim].to_vec(),
-            };
-            v.resize(subspaces * SUB_DIM, 0.0);
-            v
+            }
         };
         let n = rows.len();
         let step = n.div_ceil(TRAIN_ROWS).max(1);
+        let rotation = principal_rotation(
+            &(0..n).step_by(step).map(raw_row).collect::<Vec<_>>(),
+            dim,
+            subspaces,
+        );
+        // Every row rotated (whole sub-spaces).
+        let row = |r: usize| rotate(&rotation, dim, &raw_row(r));
         let sample: Vec<Vec<f32>> = (0..n).step_by(step).map(row).collect();
         let k = CENTROIDS.min(sample.len()).max(1);
         let mut codebook = vec![0.0f32; subspaces * k * SUB_DIM];
@@ -177,6 +188,7 @@ impl QuantizedVectors {
         QuantizedVectors {
             model,
             dim: dim as u32,
+            rotation,
             centroids: k as u32,
             codebook,
             rows,
@@ -187,8 +199,7 @@ impl QuantizedVectors {
     /// The best `k` documents that `keep` allows, by the question's dot product with the coded vectors.
     fn top(&self, query: &[f32], k: usize, keep: &dyn Fn(u32) -> bool) -> Vec<Hit> {
         let (subspaces, centroids) = (self.subspaces(), self.centroids as usize);
-        let mut padded = query.to_vec();
-        padded.resize(subspaces * SUB_DIM, 0.0);
+        let padded = rotate(&self.rotation, self.dim as usize, query);
         // One full 256-entry table per sub-space (a `u8` code indexes it without a bounds check).
         let mut table = vec![[0.0f32; CENTROIDS]; subspaces];
         for (j, row) in table.iter_mut().enumerate() {
@@ -219,6 +230,8 @@ impl QuantizedVectors {
         let centroids = self.centroids as usize;
         self.dim != 0
             && self.dim <= MAX_DIM
+            && self.rotation.len() == self.subspaces() * SUB_DIM * self.dim as usize
+            && self.rotation.iter().all(|x| x.is_finite())
             && centroids != 0
             && centroids <= CENTROIDS
             && self.codebook.len() == self.subspaces() * centroids * SUB_DIM
@@ -227,6 +240,116 @@ impl QuantizedVectors {
             && self.codes.iter().all(|&c| (c as usize) < centroids)
             && self.rows.iter().all(|&d| (d as usize) < docs)
     }
+}
+
+/// `v` (`dim` values) in the rotated coordinates of `rotation` (see [`QuantizedVectors::rotation`]).
+fn rotate(rotation: &[f32], dim: usize, v: &[f32]) -> Vec<f32> {
+    rotation
+        .chunks_exact(dim)
+        .map(|axis| axis.iter().zip(v).map(|(a, b)| a * b).sum())
+        .collect()
+}
+
+/// The principal axes of `sample` (vectors of `dim` values) as the rows of a rotation, dealt to `subspaces`
+/// runs of [`SUB_DIM`] rows: in rounds from the largest variance down, the round's largest goes to the run whose
+/// product of variances is smallest so far. Rows past the axes are zero.
+fn principal_rotation(sample: &[Vec<f32>], dim: usize, subspaces: usize) -> Vec<f32> {
+    let n = sample.len().max(1) as f64;
+    let mut mean = vec![0.0f64; dim];
+    for v in sample {
+        mean.iter_mut()
+            .zip(v)
+            .for_each(|(m, x)| *m += f64::from(*x) / n);
+    }
+    let mut covariance = vec![0.0f64; dim * dim];
+    for v in sample {
+        let centred: Vec<f64> = v
+            .iter()
+            .zip(&mean)
+            .map(|(x, m)| f64::from(*x) - m)
+            .collect();
+        for i in 0..dim {
+            for j in i..dim {
+                covariance[i * dim + j] += centred[i] * centred[j] / n;
+            }
+        }
+    }
+    for i in 0..dim {
+        for j in 0..i {
+            covariance[i * dim + j] = covariance[j * dim + i];
+        }
+    }
+    let (values, axes) = symmetric_eigen(covariance, dim);
+    let mut order: Vec<usize> = (0..dim).collect();
+    order.sort_by(|&a, &b| values[b].total_cmp(&values[a]));
+    // (sum of log variances, axes) per run.
+    let mut runs: Vec<(f64, Vec<usize>)> = vec![(0.0, Vec::new()); subspaces];
+    for round in order.chunks(subspaces) {
+        let mut open: Vec<usize> = (0..subspaces).collect();
+        open.sort_by(|&a, &b| runs[a].0.total_cmp(&runs[b].0));
+        for (&axis, &run) in round.iter().zip(&open) {
+            runs[run].0 += values[axis].max(1e-12).ln();
+            runs[run].1.push(axis);
+        }
+    }
+    let mut rotation = vec![0.0f32; subspaces * SUB_DIM * dim];
+    for (j, (_, axes_of_run)) in runs.iter().enumerate() {
+        for (t, &axis) in axes_of_run.iter().enumerate() {
+            let row = &mut rotation[(j * SUB_DIM + t) * dim..][..dim];
+            for (r, a) in row.iter_mut().zip(&axes[axis * dim..(axis + 1) * dim]) {
+                *r = *a as f32;
+            }
+        }
+    }
+    rotation
+}
+
+/// Eigenvalues and eigenvectors (row `i` of the second, `n` values, belongs to value `i`) of the symmetric
+/// `n`×`n` matrix `a` (row-major), by cyclic Jacobi rotations.
+fn symmetric_eigen(mut a: Vec<f64>, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut v = vec![0.0f64; n * n];
+    for i in 0..n {
+        v[i * n + i] = 1.0;
+    }
+    let scale: f64 = a.iter().map(|x| x * x).sum::<f64>().max(f64::MIN_POSITIVE);
+    for _ in 0..50 {
+        let off: f64 = (0..n)
+            .flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| a[i * n + j] * a[i * n + j])
+            .sum();
+        if off <= scale * 1e-22 {
+            break;
+        }
+        for p in 0..n {
+            for q in p + 1..n {
+                let apq = a[p * n + q];
+                if apq.abs() <= f64::MIN_POSITIVE {
+                    continue;
+                }
+                let theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
+                let sign = if theta >= 0.0 { 1.0 } else { -1.0 };
+                let t = sign / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for k in 0..n {
+                    let (akp, akq) = (a[k * n + p], a[k * n + q]);
+                    a[k * n + p] = c * akp - s * akq;
+                    a[k * n + q] = s * akp + c * akq;
+                }
+                for k in 0..n {
+                    let (apk, aqk) = (a[p * n + k], a[q * n + k]);
+                    a[p * n + k] = c * apk - s * aqk;
+                    a[q * n + k] = s * apk + c * aqk;
+                }
+                for k in 0..n {
+                    let (vpk, vqk) = (v[p * n + k], v[q * n + k]);
+                    v[p * n + k] = c * vpk - s * vqk;
+                    v[q * n + k] = s * vpk + c * vqk;
+                }
+            }
+        }
+    }
+    ((0..n).map(|i| a[i * n + i]).collect(), v)
 }
 
 fn distance(a: &[f32], b: &[f32]) -> f32 {
@@ -629,5 +752,64 @@ impl FederalHead {
                 .collect(),
             mode,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_principal_rotation_keeps_dot_products_and_balances_the_runs() {
+        let mut rng = crate::rng::SplitMix64::new(7);
+        let mut uniform = || (rng.below(2001) as f32 - 1000.0) / 1000.0;
+        // Ten dimensions (three runs of four, the last padded), of very different variances.
+        let sample: Vec<Vec<f32>> = (0..500)
+            .map(|_| {
+                (0..10)
+                    .map(|d| uniform() * (d as f32 + 1.0).powi(2))
+                    .collect()
+            })
+            .collect();
+        let rotation = principal_rotation(&sample, 10, 3);
+        assert_eq!(rotation.len(), 3 * SUB_DIM * 10);
+        let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+        for (a, b) in sample.iter().zip(&sample[1..]).take(50) {
+            let (ra, rb) = (rotate(&rotation, 10, a), rotate(&rotation, 10, b));
+            assert!(
+                (dot(&ra, &rb) - dot(a, b)).abs() < 1e-3 * dot(a, a).max(1.0),
+                "{a:?} {b:?}"
+            );
+        }
+        // Two rows are zero (padding); the others are orthonormal.
+        let rows: Vec<&[f32]> = rotation.chunks_exact(10).collect();
+        assert_eq!(
+            rows.iter().filter(|r| r.iter().all(|x| *x == 0.0)).count(),
+            2
+        );
+        for (i, a) in rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.iter().any(|x| *x != 0.0))
+        {
+            for (j, b) in rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.iter().any(|x| *x != 0.0))
+            {
+                let expected = if i == j { 1.0 } else { 0.0 };
+                assert!((dot(a, b) - expected).abs() < 1e-4, "rows {i} and {j}");
+            }
+        }
+        // The largest variances (dimensions 9, 8, 7) open three different runs.
+        let run_of = |d: usize| {
+            rows.iter()
+                .position(|r| r[d].abs() > 0.9)
+                .map(|row| row / SUB_DIM)
+                .unwrap()
+        };
+        let mut first = vec![run_of(9), run_of(8), run_of(7)];
+        first.sort_unstable();
+        assert_eq!(first, [0, 1, 2]);
     }
 }
