@@ -194,8 +194,8 @@ impl Ctx {
             before.copied().unwrap_or(false)
                 || (page.get() == Page::AllLaws && mode.get() != Mode::Bm25)
         });
-        // The section vectors across laws: fetched beside the head the first time a search across laws wants
-        // them (dense or hybrid), never for BM25.
+        // The section vectors across laws: fetched once the head is in, the first time a search across laws
+        // wants them (dense or hybrid), never for BM25.
         let federal_vectors = LocalResource::new(move || {
             let (d, wanted) = (data_url(), federal_vectors_wanted.get());
             async move {

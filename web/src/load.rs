@@ -431,7 +431,6 @@ async fn query_vector(
             .filter(|(k, _)| *k == key)
             .map(|(_, answer)| answer.clone())
     });
-    let reused = last.is_some();
     let answer = last.unwrap_or_else(|| {
         let (url, bundle_model) = (proxy_url.to_string(), bundle_model.to_string());
         let answer = async move {
@@ -456,27 +455,18 @@ async fn query_vector(
         LAST_VECTOR.with(|l| *l.borrow_mut() = Some((key.clone(), answer.clone())));
         answer
     });
-    let result = answer.await;
+    let result = answer.clone().await;
     if result.is_err() {
-        // Asked again next time.
+        // Asked again next time (unless a newer request took its place meanwhile).
         LAST_VECTOR.with(|l| {
             let mut l = l.borrow_mut();
-            if l.as_ref().is_some_and(|(k, _)| *k == key) {
+            if l.as_ref().is_some_and(|(_, a)| a.ptr_eq(&answer)) {
                 *l = None;
             }
         });
     }
-    // A reused vector cost this search no request.
-    result.map(|(vector, embedded)| match reused {
-        true => (
-            vector,
-            Embedded {
-                ms: 0.0,
-                ..embedded
-            },
-        ),
-        false => (vector, embedded),
-    })
+    // The time is the request's, also for a search that found it asked (ahead, or by its first run).
+    result
 }
 
 /// The query vector from the in-browser encoder, when its model is the bundle's.
@@ -970,9 +960,9 @@ pub async fn law_text(data: String, entry: LawEntry) -> Result<Rc<Law>, Failure>
         });
         text
     });
-    let result = text.await;
+    let result = text.clone().await;
     if result.is_err() {
-        LAW_TEXTS.with(|t| t.borrow_mut().retain(|(f, _)| *f != file));
+        LAW_TEXTS.with(|t| t.borrow_mut().retain(|(_, kept)| !kept.ptr_eq(&text)));
     }
     result
 }

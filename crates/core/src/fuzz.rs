@@ -190,7 +190,9 @@ pub fn federal_files(head: &[u8], shards: &[&[u8]], vectors: &[u8]) -> bool {
         .map(|(n, bytes)| head.shard_from_bytes(n as u32, bytes).ok())
         .collect();
     let vectors = head.vectors_from_bytes(vectors).ok();
-    let vector: Vec<f32> = (0..384).map(|i| (i as f32 * 0.37).sin()).collect();
+    // A question of the vectors' width, so that any accepted file is searched.
+    let dim = vectors.as_ref().map_or(384, |v| v.dim());
+    let vector: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.37).sin()).collect();
     for mode in [Mode::Bm25, Mode::Hybrid, Mode::Dense] {
         let options = SearchOptions {
             mode,

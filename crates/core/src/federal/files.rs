@@ -10,7 +10,7 @@
 //! - **Posting shards** (`federal-postings-<n>.<hash>.pgb`, magic `PGRF-FPS`): the postings of contiguous term
 //!   ranges, about [`SHARD_BYTES`] each. A question fetches only the shards of its own terms.
 //! - **One vectors file** (`federal-vectors.<hash>.pgb`, magic `PGRF-FVQ`): every section vector rotated and
-//!   **product-quantized** (one byte per [`SUB_DIM`] dimensions: 96 bytes per e5 section instead of 384 as
+//!   **product-quantized** (one byte per four dimensions: 96 bytes per e5 section instead of 384 as
 //!   int8; see `QuantizedVectors`). A file of its own because it is three times the rest of the head: the
 //!   first BM25 result never waits for it, and a lexical search never fetches it.
 //! - The laws' texts stay in their law bundles, fetched when a result of that law is shown.
@@ -48,8 +48,10 @@ pub const SHARD_MAGIC: &[u8; 8] = b"PGRF-FPS";
 pub const VECTORS_MAGIC: &[u8; 8] = b"PGRF-FVQ";
 /// Postings per shard the build aims at: a question of ten terms fetches well under a megabyte.
 pub const SHARD_BYTES: usize = 64 << 10;
-/// Widest vectors a head may carry.
+/// Widest vectors a vectors file may carry.
 const MAX_DIM: u32 = 8192;
+/// Longest model name a vectors file may carry.
+const MAX_MODEL_BYTES: usize = 256;
 
 /// Why federal index files cannot be used. Shown to users as they are.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -119,8 +121,8 @@ struct QuantizedVectors {
     rotation: Vec<f32>,
     /// Centroids per sub-space (at most [`CENTROIDS`]; fewer when there are fewer vectors).
     centroids: u32,
-    /// Sub-space `j`, centroid `c`: `codebook[(j * centroids + c) * SUB_DIM..][..SUB_DIM]` (the last sub-space
-    /// padded with zeros when `dim` is not a multiple of [`SUB_DIM`]).
+    /// Sub-space `j`, centroid `c`: `codebook[(j * centroids + c) * SUB_DIM..][..SUB_DIM]` (a rotated dimension
+    /// past the principal axes, when `dim` is not a multiple of [`SUB_DIM`], is zero).
     codebook: Vec<f32>,
     /// The document each row belongs to.
     rows: Vec<u32>,
@@ -225,18 +227,21 @@ impl QuantizedVectors {
         top.into_sorted()
     }
 
-    /// Whether the parts fit together and every row names one of `docs` documents.
+    /// Whether the parts fit together and the rows name distinct documents of `docs`, ascending.
     fn fits(&self, docs: usize) -> bool {
         let centroids = self.centroids as usize;
         self.dim != 0
             && self.dim <= MAX_DIM
+            && self.model.len() <= MAX_MODEL_BYTES
             && self.rotation.len() == self.subspaces() * SUB_DIM * self.dim as usize
             && self.rotation.iter().all(|x| x.is_finite())
+            && self.rows.len() <= docs
+            && self.rows.windows(2).all(|w| w[0] < w[1])
             && centroids != 0
             && centroids <= CENTROIDS
             && self.codebook.len() == self.subspaces() * centroids * SUB_DIM
             && self.codebook.iter().all(|x| x.is_finite())
-            && self.codes.len() == self.rows.len() * self.subspaces()
+            && Some(self.codes.len()) == self.rows.len().checked_mul(self.subspaces())
             && self.codes.iter().all(|&c| (c as usize) < centroids)
             && self.rows.iter().all(|&d| (d as usize) < docs)
     }
@@ -419,6 +424,11 @@ impl FederalVectors {
     /// The model of the section vectors: questions must be embedded with it.
     pub fn model(&self) -> &str {
         &self.quantized.model
+    }
+
+    /// Dimensions of the section vectors.
+    pub fn dim(&self) -> usize {
+        self.quantized.dim as usize
     }
 
     /// Sections with a vector.
@@ -760,14 +770,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_eigen_solver_finds_the_axes_of_a_known_matrix() {
+        let (values, axes) = symmetric_eigen(vec![2.0, 1.0, 1.0, 2.0], 2);
+        let mut found: Vec<(f64, [f64; 2])> = (0..2)
+            .map(|i| (values[i], [axes[2 * i], axes[2 * i + 1]]))
+            .collect();
+        found.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let half = std::f64::consts::FRAC_1_SQRT_2;
+        for ((value, axis), (expected, direction)) in found
+            .iter()
+            .zip([(1.0, [half, -half]), (3.0, [half, half])])
+        {
+            assert!((value - expected).abs() < 1e-12, "{found:?}");
+            let along = axis[0] * direction[0] + axis[1] * direction[1];
+            assert!((along.abs() - 1.0).abs() < 1e-12, "{found:?}");
+        }
+    }
+
+    #[test]
     fn the_principal_rotation_keeps_dot_products_and_balances_the_runs() {
         let mut rng = crate::rng::SplitMix64::new(7);
         let mut uniform = || (rng.below(2001) as f32 - 1000.0) / 1000.0;
         // Ten dimensions (three runs of four, the last padded), of very different variances.
+        // Neighbouring dimensions correlated: the principal axes are not the coordinate axes.
         let sample: Vec<Vec<f32>> = (0..500)
             .map(|_| {
+                let x: Vec<f32> = (0..10).map(|_| uniform()).collect();
                 (0..10)
-                    .map(|d| uniform() * (d as f32 + 1.0).powi(2))
+                    .map(|d| {
+                        let mixed = x[d] + if d > 0 { 0.5 * x[d - 1] } else { 0.0 };
+                        mixed * (d as f32 + 1.0).powi(2)
+                    })
                     .collect()
             })
             .collect();
@@ -801,15 +834,37 @@ mod tests {
                 assert!((dot(a, b) - expected).abs() < 1e-4, "rows {i} and {j}");
             }
         }
-        // The largest variances (dimensions 9, 8, 7) open three different runs.
-        let run_of = |d: usize| {
-            rows.iter()
-                .position(|r| r[d].abs() > 0.9)
-                .map(|row| row / SUB_DIM)
-                .unwrap()
+        // Not the coordinate axes: some row mixes dimensions.
+        assert!(rows
+            .iter()
+            .any(|r| r.iter().filter(|x| x.abs() > 0.1).count() > 1));
+        // Runs balanced: their products of variances (along their rows) spread far less than the variances.
+        let log_variance = |row: &[f32]| {
+            let along: Vec<f32> = sample.iter().map(|v| dot(row, v)).collect();
+            let mean = along.iter().sum::<f32>() / along.len() as f32;
+            (along.iter().map(|a| (a - mean) * (a - mean)).sum::<f32>() / along.len() as f32).ln()
         };
-        let mut first = vec![run_of(9), run_of(8), run_of(7)];
-        first.sort_unstable();
-        assert_eq!(first, [0, 1, 2]);
+        let used = |r: &[f32]| r.iter().any(|x| *x != 0.0);
+        let runs: Vec<f32> = rows
+            .chunks(SUB_DIM)
+            .map(|run| {
+                run.iter()
+                    .filter(|r| used(r))
+                    .map(|r| log_variance(r))
+                    .sum()
+            })
+            .collect();
+        let axes: Vec<f32> = rows
+            .iter()
+            .filter(|r| used(r))
+            .map(|r| log_variance(r))
+            .collect();
+        let spread = |v: &[f32]| {
+            v.iter().copied().fold(f32::MIN, f32::max) - v.iter().copied().fold(f32::MAX, f32::min)
+        };
+        assert!(
+            spread(&runs) < spread(&axes),
+            "runs {runs:?}, axes {axes:?}"
+        );
     }
 }
