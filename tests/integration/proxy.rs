@@ -428,7 +428,7 @@ fn proxy_bench_is_bounded_and_reports() {
             "--clients",
             "4",
             "--duration",
-            "20",
+            "300",
             "--max-requests",
             "40",
             "--model",

@@ -148,15 +148,18 @@ fn citation_queries_resolve_to_bgb_sections() {
     assert!(designations("Art. 1 GG").is_empty());
 }
 
-/// HNSW against exact search where it matters: the BGB's largest strategy, `fixed-16-4` (~27k windows), built by
-/// the CLI with the real encoder, queried with real e5 vectors of dev questions. Checks units (the graph itself)
-/// and the top-10 sections the user sees.
+/// HNSW against exact search on real vectors: the BGB's largest strategy, `fixed-16-4`, over its first 300 norms
+/// (~2k windows; the whole BGB's ~27k take half an hour to embed in a test build, and the graph's recall at scale
+/// is the core's unit test), built by the CLI with the real encoder and a graph from 1,000 units on, queried with
+/// real e5 vectors of dev questions. Checks units (the graph itself) and the top-10 sections the user sees.
 #[test]
 fn hnsw_recall_on_the_bgb_fixed_16_4_bundle() {
     let dir = temp_dir();
     let out = dir.path().join("bundles");
-    let bgb_xml = shared("corpus/BGB.xml");
-    run_ok(&build_args(&bgb_xml, "fixed-16-4", &out));
+    let bgb_xml = crate::util::law_prefix(dir.path(), "BGB", 300);
+    let mut args = build_args(&bgb_xml, "fixed-16-4", &out);
+    args.extend(["--hnsw-min-units", "1000"].map(String::from));
+    run_ok(&args);
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     let file = |key: &str| out.join(manifest[key][0]["file"].as_str().unwrap());
@@ -177,7 +180,7 @@ fn hnsw_recall_on_the_bgb_fixed_16_4_bundle() {
 
     let texts: Vec<String> = dev_questions()
         .iter()
-        .take(200)
+        .take(100)
         .map(Question::text)
         .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -222,12 +225,12 @@ fn hnsw_recall_on_the_bgb_fixed_16_4_bundle() {
     let section_recall = section_hits as f64 / section_total as f64;
     let settings = graph.settings();
     eprintln!(
-        "HNSW on the BGB fixed-16-4 bundle ({units} units, {} dev questions, seed {:#x}, {settings:?}): \
+        "HNSW on the BGB fixed-16-4 bundle of its first 300 norms ({units} units, {} dev questions, seed {:#x}, {settings:?}): \
          unit recall@10 {unit_recall:.4}, section recall@10 {section_recall:.4} vs exact",
         queries.len(),
         graph.seed()
     );
-    assert!(units > 20_000, "{units} units");
+    assert!(units > 1_500, "{units} units");
     assert!(
         routed_differently > 0,
         "HNSW search gave exactly the exact result for every question: is the graph used?"

@@ -442,6 +442,21 @@ pub fn serve_static_over(roots: Vec<(String, PathBuf)>, link: Option<Link>) -> S
     }
 }
 
+/// The first `norms` norms of the real law `law` (`corpus/<law>.xml`, its head norm included) as `<dir>/<law>.xml`:
+/// real markup at a size whose embedding takes seconds, not minutes.
+pub fn law_prefix(dir: &Path, law: &str, norms: usize) -> PathBuf {
+    let xml = std::fs::read_to_string(shared(&format!("corpus/{law}.xml"))).unwrap();
+    let parts: Vec<&str> = xml.split("<norm ").collect();
+    assert!(parts.len() > norms, "{law} has fewer than {norms} norms");
+    let path = dir.join(format!("{law}.xml"));
+    std::fs::write(
+        &path,
+        format!("{}</dokumente>", parts[..=norms].join("<norm ")),
+    )
+    .unwrap();
+    path
+}
+
 /// A free loopback port (bound and released; fine for the child processes the tests start).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -515,7 +530,7 @@ pub fn run_measured<S: AsRef<OsStr>>(args: &[S]) -> (Output, f64) {
 
 /// Runs a parity script of `tests/parity` with the test's `paragraf` binary and `PARAGRAF_SHARED` plus `env`,
 /// asserts it succeeded, and returns its stdout (printed too, for the figures).
-pub fn run_parity_script(script: &str, env: (&str, &Path)) -> String {
+pub fn run_parity_script(script: &str, env: &[(&str, &Path)]) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/parity")
         .join(script);
@@ -523,7 +538,7 @@ pub fn run_parity_script(script: &str, env: (&str, &Path)) -> String {
         .arg(path)
         .arg(env!("CARGO_BIN_EXE_paragraf"))
         .env("PARAGRAF_SHARED", shared_dir())
-        .env(env.0, env.1)
+        .envs(env.iter().copied())
         .output()
         .unwrap_or_else(|e| panic!("run {script}: {e}"));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();

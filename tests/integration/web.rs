@@ -1552,7 +1552,7 @@ fn browser_encoder_vectors_equal_the_native_encoders() {
     let browser = Browser::start();
     browser.goto(&format!("http://{site}/?mode=bm25"));
     browser.call("POST", "/timeouts", json!({"script": 600_000}));
-    // The worker driven through its own protocol (`encoder_protocol`): Started, Load + bytes, Embed per question.
+    // The worker driven through its own protocol (`paragraf_worker::protocol`): Started, Load + bytes, Embed per question.
     let ready = browser.call(
         "POST",
         "/execute/async",

@@ -5,6 +5,7 @@
 # env:   PARAGRAF_SHARED       shared data folder (default: ../shared beside the repository)
 #        PARAGRAF_GEMMA_DIR    the model folder (default: fetched with `paragraf model fetch embeddinggemma`)
 #        PARAGRAF_PARITY_VENV  reuse this venv (numpy, safetensors, tokenizers) instead of a throwaway one
+#        PARAGRAF_PARITY_VECTORS  `all` compares every text's vector with the reference (default: a subset)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -26,4 +27,5 @@ if [[ -z "$dir" ]]; then
 fi
 
 (cd "$repo" && cargo build --release --locked -p paragraf-embed --example gemma_embed)
-exec "$venv/bin/python" "$here/gemma_parity.py" --model-dir "$dir" --embed "$repo/target/release/examples/gemma_embed" --shared "$shared"
+exec "$venv/bin/python" "$here/gemma_parity.py" --model-dir "$dir" --embed "$repo/target/release/examples/gemma_embed" --shared "$shared" \
+  --vectors "${PARAGRAF_PARITY_VECTORS:-subset}"

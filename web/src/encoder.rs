@@ -11,10 +11,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
-use crate::encoder_protocol::{FromWorker, ToWorker, WORKER_SCRIPT};
 use crate::failure::{EncoderProblem, Failure};
 use crate::fetch;
 use crate::load::Progress;
+use paragraf_worker::protocol::{FromWorker, ToWorker, WORKER_SCRIPT};
 
 /// What the worker answered to one request.
 enum Reply {

@@ -2,14 +2,13 @@
 //! `paragraf-core` compiled to WebAssembly. Only the query text leaves the browser, to the query-embedding proxy,
 //! and only for dense and hybrid search.
 //!
-//! The in-browser query encoder runs in a Web Worker: `worker` is its entry (the `paragraf-encoder` binary),
-//! `encoder` the app's handle on it, `encoder_protocol` the messages between them.
+//! The in-browser query encoder runs in a Web Worker (the `paragraf-worker` crate, a wasm binary of its own);
+//! `encoder` is the app's handle on it.
 //!
-//! `failure`, `state`, `highlight` and `encoder_protocol` are platform-free (unit-tested natively); the Leptos app is wasm32-only.
+//! `failure`, `state` and `highlight` are platform-free (unit-tested natively); the Leptos app is wasm32-only.
 //! Its modules depend in one direction: `app` → `pages` → `components` → `context` → `load` → `fetch`, and
 //! all of them may use the platform-free ones; nothing imports back from `app`.
 
-pub mod encoder_protocol;
 pub mod failure;
 pub mod highlight;
 pub mod state;
@@ -28,8 +27,6 @@ mod fetch;
 mod load;
 #[cfg(target_arch = "wasm32")]
 mod pages;
-#[cfg(target_arch = "wasm32")]
-pub mod worker;
 
 #[cfg(target_arch = "wasm32")]
 pub use app::App;

@@ -2,7 +2,7 @@
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    paragraf_web::worker::start();
+    paragraf_worker::worker::start();
 }
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -13,7 +13,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use crate::encoder_protocol::{FromWorker, ToWorker};
+use crate::protocol::{FromWorker, ToWorker};
 
 /// Verifies and decodes the model file.
 fn load(entry: &EncoderEntry, bytes: Vec<u8>) -> Result<E5Encoder, String> {
