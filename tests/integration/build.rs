@@ -1,6 +1,6 @@
 //! Chunking strategies on the real BGB and a full 21-strategy build of a small real law with the real encoder.
 
-use crate::util::{build_args, run, run_ok, shared, temp_dir};
+use crate::util::{build_args, law_prefix, run, run_ok, shared, temp_dir};
 use paragraf_bundler::chunk;
 use paragraf_core::bundle::{LawBundle, StrategyBundle, VectorStore};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
@@ -106,15 +106,10 @@ fn fixed_windows_follow_the_formula_and_cross_sections() {
     }
 }
 
-/// The first `norms` norms of the GG as a small, real law.
-fn small_law(dir: &std::path::Path, norms: usize) -> std::path::PathBuf {
-    crate::util::law_prefix(dir, "GG", norms)
-}
-
 #[test]
 fn builds_all_21_strategies_of_a_small_law() {
     let dir = temp_dir();
-    let xml = small_law(dir.path(), 30);
+    let xml = law_prefix(dir.path(), "GG", 30);
     let out = dir.path().join("bundles");
     let mut args = build_args(&xml, "all", &out);
     args.extend(
@@ -234,7 +229,7 @@ fn unknown_strategies_and_corrupt_manifests_are_explained() {
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("unknown strategy \"paragraphs\"; the strategies are: section, subsection"));
     std::fs::write(dir.path().join("manifest.json"), "{ not json").unwrap();
-    let xml = small_law(dir.path(), 3);
+    let xml = law_prefix(dir.path(), "GG", 3);
     let out = run(&build_args(&xml, "section", dir.path()));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
@@ -298,7 +293,7 @@ fn fake_llm() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
 fn llm_generator_is_recorded_cached_and_resumable() {
     use std::sync::atomic::Ordering;
     let dir = temp_dir();
-    let xml = small_law(dir.path(), 8);
+    let xml = law_prefix(dir.path(), "GG", 8);
     let out = dir.path().join("bundles");
     let cache = dir.path().join("llm-cache");
     let (url, answered) = fake_llm();
@@ -539,7 +534,7 @@ fn listed_bundles_are_verified_before_use() {
 #[test]
 fn a_build_removes_what_a_killed_build_left() {
     let dir = temp_dir();
-    let xml = small_law(dir.path(), 5);
+    let xml = law_prefix(dir.path(), "GG", 5);
     let out = dir.path().join("bundles");
     run_ok(&build_args(&xml, "section", &out));
     // What a build killed mid-write leaves: a temporary file of a dead writer (pid above any pid_max) and a
@@ -578,7 +573,7 @@ fn a_build_removes_what_a_killed_build_left() {
 #[test]
 fn the_build_ships_query_expansion_or_records_why_not() {
     let dir = temp_dir();
-    let xml = small_law(dir.path(), 30);
+    let xml = law_prefix(dir.path(), "GG", 30);
     let manifest_of = |out: &std::path::Path| {
         paragraf_core::manifest::Manifest::parse(&std::fs::read(out.join("manifest.json")).unwrap())
             .unwrap()
@@ -638,7 +633,7 @@ fn a_build_through_several_embedding_endpoints_equals_the_local_one() {
     use crate::util::{embedding_endpoint, Endpoint};
     use std::sync::atomic::Ordering;
     let dir = temp_dir();
-    let gg = small_law(dir.path(), 60);
+    let gg = law_prefix(dir.path(), "GG", 60);
     let (local, farm) = (dir.path().join("local"), dir.path().join("farm"));
     run_ok(
         &[

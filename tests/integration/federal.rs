@@ -428,6 +428,24 @@ fn a_broken_law_is_skipped_by_name_and_a_missing_one_is_named() {
     );
     assert_listed_files_verify(&out);
 
+    // Named laws: the source is read only until every one is in (GG.xml comes before the broken StGB.xml), and
+    // a law named twice is built once.
+    let named = run(&build_laws(
+        "GG,GG",
+        &corpus,
+        &dir.path().join("named"),
+        "none",
+    ));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&named.stdout),
+        String::from_utf8_lossy(&named.stderr),
+    );
+    assert!(named.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("laws: 1 built, 0 unchanged, 0 skipped") && !stderr.contains("StGB"),
+        "{stdout}\n{stderr}"
+    );
+
     // Names and sources that cannot be: refused before anything is built.
     let refusals = [
         (
