@@ -582,22 +582,44 @@ fn the_build_ships_query_expansion_or_records_why_not() {
     let out = dir.path().join("with");
     run_ok(&build_args(&shared("corpus/GG.xml"), "section", &out));
     let manifest = manifest_of(&out);
-    let entry = &manifest.laws[0];
-    let listed = entry.expansions.as_ref().expect("an expansions entry");
-    let file = listed.file().expect("a built expansion file");
-    assert!(file.starts_with("GG.exp.") && manifest.files().any(|f| f == file));
+    let listed = manifest.expansions.as_ref().expect("an expansions entry");
+    let file = listed.file().expect("a built thesaurus file");
+    assert!(file.starts_with("thesaurus.") && manifest.files().any(|f| f == file));
     let bytes = std::fs::read(out.join(file)).unwrap();
     listed.verify(&bytes).unwrap();
-    let read = paragraf_bundler::expansion::read_expansions(&out, entry)
+    let read = paragraf_bundler::expansion::read_expansions(&out, &manifest)
         .unwrap()
         .unwrap();
-    assert_eq!(read.law, "GG");
     assert!(
         read.notice.contains("LGPL") || read.notice.contains("GNU"),
         "{}",
         read.notice
     );
-    assert!(!read.table.is_empty());
+    let law = paragraf_bundler::manifest::read_law(&out, &manifest.laws[0]).unwrap();
+    let index = paragraf_core::engine::LawIndex::new(law);
+    let table = index.expansion_table(&std::sync::Arc::new(read)).unwrap();
+    let expanded = paragraf_core::expansion::expand("Kirche", &table, index.bm25(), &[]);
+    assert!(
+        !expanded.is_empty(),
+        "a lay word of the GG's questions is expanded"
+    );
+    // A folder of the older layout (a table per law): the next build deletes the law's table and lists the
+    // folder's thesaurus file instead.
+    let old_table = "GG.exp.0123456789abcdef.pgb";
+    std::fs::write(out.join(old_table), b"PGRF-EXP").unwrap();
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    json.as_object_mut().unwrap().remove("expansions");
+    json["laws"][0]["expansions"] = serde_json::json!({"status": "built", "file": old_table, "bytes": 8, "sha256": "", "source": "s", "terms": 1});
+    std::fs::write(out.join("manifest.json"), json.to_string()).unwrap();
+    assert!(manifest_of(&out).files().any(|f| f == old_table));
+    run_ok(&build_args(&shared("corpus/GG.xml"), "section", &out));
+    let upgraded = manifest_of(&out);
+    assert!(!out.join(old_table).exists(), "the old table is deleted");
+    assert_eq!(upgraded.expansions, manifest.expansions);
+    for file in upgraded.files() {
+        assert!(out.join(file).exists(), "{file} is listed and kept");
+    }
 
     // No thesaurus, or not a text file: the build says so, succeeds, and the manifest records why.
     let garbage = dir.path().join("garbage.txt");
@@ -615,13 +637,13 @@ fn the_build_ships_query_expansion_or_records_why_not() {
         assert!(stderr.contains(&why), "{stderr}");
         let manifest = manifest_of(&out);
         assert_eq!(
-            manifest.laws[0].expansions,
+            manifest.expansions,
             Some(paragraf_core::expansion::ExpansionsEntry::Skipped {
                 source: thesaurus.to_string(),
                 reason: why,
             })
         );
-        assert!(!manifest.files().any(|f| f.contains(".exp.")));
+        assert!(!manifest.files().any(|f| f.starts_with("thesaurus.")));
     }
 }
 

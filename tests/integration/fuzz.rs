@@ -1,6 +1,6 @@
 //! The bounded fuzz run of every `cargo test`: a fixed seed, [`INPUTS`] mutated inputs per target, over the readers
-//! of untrusted files — law and strategy bundles (then index and search), expansion tables (then expansion and
-//! weighted search), the index across laws (head and posting shards, then search in every mode; the law finder's
+//! of untrusted files — law and strategy bundles (then index and search), the thesaurus file (then a law's
+//! expansion table, expansion and weighted search), the index across laws (head and posting shards, then search in every mode; the law finder's
 //! topics, then the finder), the browser's
 //! e5 model file (then embedding), the manifest, the law XML parser and the model
 //! container. Seeds are real files (the GG test bundles, the GG's XML) plus a tiny model container;
@@ -97,22 +97,39 @@ fn strategy_bundles_with_index_and_search() {
     );
 }
 
+/// Seeds: thesaurus files made as the GG test bundles' was (same generator, notice, parameters and analyzer) from
+/// two slices of 400 lines of the real thesaurus. The whole file (about a megabyte) would make each input cost
+/// tens of milliseconds, and mutations near its end are what the slices' mutations already reach.
 #[test]
-fn expansion_files_with_expansion_and_search() {
+fn thesaurus_files_with_expansion_and_search() {
+    use paragraf_core::expansion::{thesaurus::Thesaurus, PreparedThesaurus, ThesaurusFile};
     let dir = gg_bundles();
     let manifest = Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
-    let file = manifest.laws[0]
+    let file = manifest
         .expansions
         .as_ref()
         .and_then(|e| e.file())
-        .expect("the GG test bundles have an expansion table");
-    let seeds = vec![std::fs::read(dir.join(file)).unwrap()];
+        .expect("the GG test bundles have a thesaurus file");
+    let whole = ThesaurusFile::from_bytes(&std::fs::read(dir.join(file)).unwrap()).unwrap();
+    let text = std::fs::read_to_string(paragraf_bundler::expansion::DEFAULT_THESAURUS).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let seeds: Vec<Vec<u8>> = [&lines[..400], &lines[4000..4400]]
+        .iter()
+        .map(|slice| {
+            let thesaurus = Thesaurus::parse(&slice.join("\n")).unwrap();
+            ThesaurusFile {
+                thesaurus: PreparedThesaurus::new(&thesaurus, whole.thesaurus.analyzer()),
+                ..whole.clone()
+            }
+            .to_bytes()
+        })
+        .collect();
     let law = fuzz::law_bundle(&bundle_files("law")[0]).expect("the GG law bundle decodes");
     run(
-        "expansion file",
+        "thesaurus file",
         &seeds,
         |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::expansion::MAGIC),
-        |input| fuzz::expansion_file(input, Some(&law)),
+        |input| fuzz::thesaurus_file(input, Some(&law)),
     );
 }
 

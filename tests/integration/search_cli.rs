@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::util::{encoder, free_port, gg_bundles, model_path, paragraf, run, temp_dir, Proxy};
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
 use paragraf_core::engine::{search, LawIndex, SearchOptions, StrategyIndex};
-use paragraf_core::expansion::ExpansionFile;
+use paragraf_core::expansion::ThesaurusFile;
 use paragraf_core::manifest::Manifest;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use serde_json::Value;
@@ -52,14 +52,15 @@ fn engine_indexes(dir: &Path) -> (LawIndex, StrategyIndex) {
     let bundle =
         StrategyBundle::from_bytes(&std::fs::read(dir.join(&entry.file)).unwrap()).unwrap();
     let strategy = StrategyIndex::new(bundle, &law).unwrap();
-    let exp_file = law_entry
+    let file = manifest
         .expansions
         .as_ref()
         .and_then(|e| e.file())
-        .expect("an expansion file");
-    let table = ExpansionFile::from_bytes(&std::fs::read(dir.join(exp_file)).unwrap())
-        .unwrap()
-        .table;
+        .expect("a thesaurus file");
+    let thesaurus = ThesaurusFile::from_bytes(&std::fs::read(dir.join(file)).unwrap()).unwrap();
+    let table = LawIndex::new(law.clone())
+        .expansion_table(&std::sync::Arc::new(thesaurus))
+        .unwrap();
     (LawIndex::new(law).with_expansions(table), strategy)
 }
 

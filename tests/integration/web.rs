@@ -6,7 +6,7 @@
 use crate::util::{fake_proxy, free_port, gg_bundles, serve_static_switchable, temp_dir, Proxy};
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
-use paragraf_core::expansion::ExpansionFile;
+use paragraf_core::expansion::ThesaurusFile;
 use paragraf_core::search::graph::cross_validated_weight;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 use serde_json::{json, Value};
@@ -364,19 +364,17 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
                 std::fs::write(folder.join(&file), bytes).unwrap();
             }
         }
-        for law in listed["laws"].as_array_mut().unwrap() {
-            let expansions = &mut law["expansions"];
-            let file = expansions["file"]
-                .as_str()
-                .expect("an expansion file")
-                .to_string();
-            let mut bytes = std::fs::read(bundles.join(&file)).unwrap();
-            if edit(expansions, &mut bytes) {
-                expansions["bytes"] = json!(bytes.len());
-                expansions["sha256"] = json!(paragraf_core::manifest::sha256_hex(&bytes));
-            }
-            std::fs::write(folder.join(&file), bytes).unwrap();
+        let expansions = &mut listed["expansions"];
+        let file = expansions["file"]
+            .as_str()
+            .expect("a thesaurus file")
+            .to_string();
+        let mut bytes = std::fs::read(bundles.join(&file)).unwrap();
+        if edit(expansions, &mut bytes) {
+            expansions["bytes"] = json!(bytes.len());
+            expansions["sha256"] = json!(paragraf_core::manifest::sha256_hex(&bytes));
         }
+        std::fs::write(folder.join(&file), bytes).unwrap();
         std::fs::write(folder.join("manifest.json"), listed.to_string()).unwrap();
         folder
     };
@@ -394,7 +392,7 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         flip_law_byte(entry, bytes);
         false
     });
-    // - badexp/: the expansion table cut in half, the manifest listing those bytes.
+    // - badexp/: the thesaurus file cut in half, the manifest listing those bytes.
     let badexp = bundle_folder("badexp", &|entry, bytes| {
         if entry["status"] == "built" {
             bytes.truncate(bytes.len() / 2);
@@ -903,14 +901,14 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 
-    // 6d. A broken expansion table costs the expansion, not the search: the page says so and BM25 still runs.
+    // 6d. A broken thesaurus file costs the expansion, not the search: the page says so and BM25 still runs.
     browser.goto(&format!(
         "{origin}/?data=badexp/&mode=bm25&q=Kirche+und+Staat"
     ));
     let problem = browser.wait_text("#expansion-problem", "the expansion-table notice", |t| {
         t.contains("Gesucht wird ohne Synonyme")
     });
-    assert!(problem.contains("Synonymtabelle GG.exp."), "{problem}");
+    assert!(problem.contains("Synonymtabelle thesaurus."), "{problem}");
     assert!(problem.contains("truncated"), "{problem}");
     browser.wait_text("#result-meta", "results without expansion", |t| {
         t.contains("BM25")
@@ -1070,9 +1068,12 @@ fn browser_cold_start_and_retrieval_per_strategy() {
             .unwrap()
             .law,
     );
-    if let Some(file) = manifest["laws"][0]["expansions"]["file"].as_str() {
-        let expansions = ExpansionFile::from_bytes(&std::fs::read(bundles.join(file)).unwrap());
-        law = law.with_expansions(expansions.unwrap().table);
+    if let Some(file) = manifest["expansions"]["file"].as_str() {
+        let thesaurus = ThesaurusFile::from_bytes(&std::fs::read(bundles.join(file)).unwrap());
+        let table = law
+            .expansion_table(&std::sync::Arc::new(thesaurus.unwrap()))
+            .unwrap();
+        law = law.with_expansions(table);
     }
     let vectors = crate::util::encoder()
         .embed(&LATENCY_QUERIES[..], TextKind::Query)
@@ -1947,7 +1948,7 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
         .iter()
         .filter(|f| {
             (f.contains(".law.") && !shown_files.contains(&f.as_str()))
-                || f.contains(".exp.")
+                || f.starts_with("thesaurus.")
                 || f.starts_with("topics.")
                 || f.starts_with("federal-vectors.")
         })

@@ -27,6 +27,8 @@ mod fetch;
 mod load;
 #[cfg(target_arch = "wasm32")]
 mod pages;
+#[cfg(target_arch = "wasm32")]
+mod shared;
 
 #[cfg(target_arch = "wasm32")]
 pub use app::App;

@@ -5,10 +5,11 @@
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::rc::{Rc, Weak};
+use std::sync::Arc;
 
-use futures::future::{FutureExt, LocalBoxFuture, Shared};
+use futures::future::FutureExt;
 use leptos::prelude::*;
 use paragraf_core::api::{EmbedRequest, EmbedResponse, Health, EMBED_PATH, HEALTH_PATH};
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
@@ -17,7 +18,7 @@ use paragraf_core::engine::{
     self, LawIndex, Mode, SearchOptions, SearchOutcome, StrategyIndex, UnitSearch,
 };
 use paragraf_core::eval::report::Report;
-use paragraf_core::expansion::{ExpansionFile, ExpansionTable, ExpansionsEntry};
+use paragraf_core::expansion::{ExpansionsEntry, ThesaurusFile};
 use paragraf_core::federal::files::{FederalHead, FederalVectors};
 use paragraf_core::finder::TopicsFile;
 use paragraf_core::law::Law;
@@ -28,16 +29,17 @@ use paragraf_core::search::graph::cross_validated_weight;
 use crate::encoder::BrowserEncoder;
 use crate::failure::{BundleKind, BundleProblem, Failure};
 use crate::fetch;
+use crate::shared::{shared, SharedAnswers};
 
 /// A loaded law.
 pub struct LoadedLaw {
     pub entry: LawEntry,
-    /// The law's index, with its query-expansion table when that loaded.
+    /// The law's index, with its query-expansion table when the thesaurus file loaded.
     pub index: LawIndex,
     /// Time to check the bytes against the manifest (size and SHA-256), ms.
     pub verify_ms: f64,
-    /// The expansion table: `None` when the manifest lists none, else its number of lay words or why it
-    /// could not be used (then the law is searched without expansion).
+    /// Query expansion: `None` when the manifest lists no thesaurus file, else the file's number of words or why
+    /// it could not be used (then the law is searched without expansion).
     pub expansions: Option<Result<usize, Failure>>,
     /// The law's statutory definitions, for the terms marked in results.
     pub definitions: LawDefinitions,
@@ -199,14 +201,13 @@ thread_local! {
     static DECODED: RefCell<HashMap<String, Weak<dyn Any>>> = RefCell::new(HashMap::new());
     /// The last query vector asked of the proxy, arrived or arriving: a search run twice (or asked ahead, see
     /// [`run_federal_search`]) asks once.
-    static LAST_VECTOR: RefCell<Option<(VectorKey, ProxyVector)>> = const { RefCell::new(None) };
+    static LAST_VECTOR: SharedAnswers<VectorKey, (Vec<f32>, Embedded)> = const { SharedAnswers::new(1) };
+    /// The folder's thesaurus file, which every law's expansion table is built from: fetched once for all laws.
+    static THESAURUS: SharedAnswers<String, Arc<ThesaurusFile>> = const { SharedAnswers::new(1) };
 }
 
 /// Which query vector: proxy address, model, query.
 type VectorKey = (String, String, String);
-
-/// The proxy's answer for one query vector.
-type ProxyVector = Shared<LocalBoxFuture<'static, Result<(Vec<f32>, Embedded), Failure>>>;
 
 /// The value decoded from `file` earlier, if anyone still holds it.
 fn decoded<T: 'static>(file: &str) -> Option<Rc<T>> {
@@ -242,7 +243,19 @@ pub async fn law(
     }
     let kind = BundleKind::Law;
     let label = format!("Gesetz {}", entry.law);
-    let (bytes, verify_ms) = verified_listed(&data, kind, &entry, &label, progress).await?;
+    // The thesaurus file (the same for every law of the folder) comes alongside the law, its progress unshown.
+    let listed = manifest.expansions.clone().filter(|e| e.file().is_some());
+    let thesaurus_file = async {
+        match listed {
+            Some(listed) => Some(thesaurus(data.clone(), listed, RwSignal::new(None)).await),
+            None => None,
+        }
+    };
+    let (law_bytes, thesaurus_file) = futures::join!(
+        verified_listed(&data, kind, &entry, &label, progress),
+        thesaurus_file
+    );
+    let (bytes, verify_ms) = law_bytes?;
     let bundle = decode_checked(
         kind,
         &entry.file,
@@ -251,16 +264,20 @@ pub async fn law(
         |b| entry.check_law(&entry.file, &b.law),
     )?;
     let index = LawIndex::new(bundle.law);
-    // A broken table costs the expansion, not the law: the failure is shown and BM25 runs unexpanded.
-    let (index, expansions) = match entry.expansions.as_ref().filter(|e| e.file().is_some()) {
+    // A broken thesaurus file costs the expansion, not the law: the failure is shown and BM25 runs unexpanded.
+    let table = thesaurus_file.map(|file| {
+        let (file, name) = file?;
+        index.expansion_table(&file).map_err(|e| {
+            bundle_failure(BundleKind::Expansions, &name, BundleProblem::Expansions(e))
+        })
+    });
+    let (index, expansions) = match table {
+        Some(Ok(table)) => {
+            let terms = table.file().thesaurus.len();
+            (index.with_expansions(table), Some(Ok(terms)))
+        }
+        Some(Err(failure)) => (index, Some(Err(failure))),
         None => (index, None),
-        Some(listed) => match expansion_table(&data, &entry, listed, progress).await {
-            Ok(table) => {
-                let terms = table.len();
-                (index.with_expansions(table), Some(Ok(terms)))
-            }
-            Err(failure) => (index, Some(Err(failure))),
-        },
     };
     let loaded = Rc::new(LoadedLaw {
         definitions: LawDefinitions::new(&index.law),
@@ -273,36 +290,44 @@ pub async fn law(
     Ok(loaded)
 }
 
-/// The law's query-expansion table (`<LAW>.exp.<hash>.pgb`), verified and checked to be the law's.
-async fn expansion_table(
-    data: &str,
-    entry: &LawEntry,
-    listed: &ExpansionsEntry,
+/// The folder's thesaurus file (`thesaurus.<hash>.pgb`), verified and decoded once for all laws, with its name.
+async fn thesaurus(
+    data: String,
+    listed: ExpansionsEntry,
     progress: RwSignal<Progress>,
-) -> Result<ExpansionTable, Failure> {
-    let (kind, file) = (BundleKind::Expansions, listed.file().unwrap_or_default());
-    let expected = match listed {
-        ExpansionsEntry::Built { bytes, .. } => *bytes,
-        ExpansionsEntry::Skipped { .. } => 0,
-    };
-    let (bytes, _) = verified_bytes(
-        data,
-        kind,
-        file,
-        |b| listed.verify(b),
-        expected,
-        &format!("Synonymtabelle {}", entry.law),
-        progress,
-    )
+) -> Result<(Arc<ThesaurusFile>, String), Failure> {
+    let file = listed.file().unwrap_or_default().to_string();
+    let name = file.clone();
+    let decoded = shared(&THESAURUS, file.clone(), move || {
+        async move {
+            let kind = BundleKind::Expansions;
+            let expected = match &listed {
+                ExpansionsEntry::Built { bytes, .. } => *bytes,
+                ExpansionsEntry::Skipped { .. } => 0,
+            };
+            let (bytes, _) = verified_bytes(
+                &data,
+                kind,
+                &file,
+                |b| listed.verify(b),
+                expected,
+                "Synonymtabelle",
+                progress,
+            )
+            .await?;
+            let decoded = decode_checked(
+                kind,
+                &file,
+                bytes,
+                |b| ThesaurusFile::from_bytes(b).map_err(BundleProblem::Expansions),
+                |_| Ok(()),
+            )?;
+            Ok(Arc::new(decoded))
+        }
+        .boxed_local()
+    })
     .await?;
-    let decoded = decode_checked(
-        kind,
-        file,
-        bytes,
-        |b| ExpansionFile::from_bytes(b).map_err(BundleProblem::Expansions),
-        |f| entry.check_expansions(file, &f.law),
-    )?;
-    Ok(decoded.table)
+    Ok((decoded, name))
 }
 
 /// The strategy bundle named `strategy` of the loaded law (or its `section` or first bundle); `None` when the
@@ -425,15 +450,10 @@ async fn query_vector(
         bundle_model.to_string(),
         query.to_string(),
     );
-    let last = LAST_VECTOR.with(|l| {
-        l.borrow()
-            .as_ref()
-            .filter(|(k, _)| *k == key)
-            .map(|(_, answer)| answer.clone())
-    });
-    let answer = last.unwrap_or_else(|| {
-        let (url, bundle_model) = (proxy_url.to_string(), bundle_model.to_string());
-        let answer = async move {
+    let (url, bundle_model) = (proxy_url.to_string(), bundle_model.to_string());
+    // The time is the request's, also for a search that found it asked (ahead, or by its first run).
+    shared(&LAST_VECTOR, key, move || {
+        async move {
             let t0 = fetch::now_ms();
             let (model, vector) = embed(&url, &request).await?;
             if model != bundle_model {
@@ -451,22 +471,8 @@ async fn query_vector(
             Ok((vector, embedded))
         }
         .boxed_local()
-        .shared();
-        LAST_VECTOR.with(|l| *l.borrow_mut() = Some((key.clone(), answer.clone())));
-        answer
-    });
-    let result = answer.clone().await;
-    if result.is_err() {
-        // Asked again next time (unless a newer request took its place meanwhile).
-        LAST_VECTOR.with(|l| {
-            let mut l = l.borrow_mut();
-            if l.as_ref().is_some_and(|(_, a)| a.ptr_eq(&answer)) {
-                *l = None;
-            }
-        });
-    }
-    // The time is the request's, also for a search that found it asked (ahead, or by its first run).
-    result
+    })
+    .await
 }
 
 /// The query vector from the in-browser encoder, when its model is the bundle's.
@@ -929,13 +935,11 @@ pub async fn topics(
 /// Law texts kept for results across laws (the newest last).
 const KEPT_LAW_TEXTS: usize = 32;
 
-type LawText = Shared<LocalBoxFuture<'static, Result<Rc<Law>, Failure>>>;
-
 thread_local! {
     /// Law texts for results across laws, arrived or arriving: a result list replaced by the next (BM25 while
     /// the vectors arrive, then hybrid; the next question) finds the laws it shares with the last ones instead
     /// of fetching and decoding them again.
-    static LAW_TEXTS: RefCell<VecDeque<(String, LawText)>> = const { RefCell::new(VecDeque::new()) };
+    static LAW_TEXTS: SharedAnswers<String, Rc<Law>> = const { SharedAnswers::new(KEPT_LAW_TEXTS) };
 }
 
 /// A law's text for results across laws: its law bundle, verified and decoded, without building its search
@@ -943,28 +947,10 @@ thread_local! {
 /// laws shown. A law that failed is tried again by the next list.
 pub async fn law_text(data: String, entry: LawEntry) -> Result<Rc<Law>, Failure> {
     let file = entry.file.clone();
-    let kept = LAW_TEXTS.with(|t| {
-        t.borrow()
-            .iter()
-            .find(|(f, _)| *f == file)
-            .map(|(_, text)| text.clone())
-    });
-    let text = kept.unwrap_or_else(|| {
-        let text = fetch_law_text(data, entry).boxed_local().shared();
-        LAW_TEXTS.with(|t| {
-            let mut t = t.borrow_mut();
-            if t.len() == KEPT_LAW_TEXTS {
-                t.pop_front();
-            }
-            t.push_back((file.clone(), text.clone()));
-        });
-        text
-    });
-    let result = text.clone().await;
-    if result.is_err() {
-        LAW_TEXTS.with(|t| t.borrow_mut().retain(|(_, kept)| !kept.ptr_eq(&text)));
-    }
-    result
+    shared(&LAW_TEXTS, file, move || {
+        fetch_law_text(data, entry).boxed_local()
+    })
+    .await
 }
 
 async fn fetch_law_text(data: String, entry: LawEntry) -> Result<Rc<Law>, Failure> {

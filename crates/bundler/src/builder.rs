@@ -123,7 +123,6 @@ pub struct BuildReport {
 pub struct BundleFolder {
     options: BuildOptions,
     manifest: manifest::Manifest,
-    thesaurus: expansion::ThesaurusSource,
     /// `(old file, its replacement)`, to delete after the next save.
     superseded: Vec<(String, String)>,
     saved: Instant,
@@ -132,22 +131,42 @@ pub struct BundleFolder {
 }
 
 impl BundleFolder {
-    /// Opens `options.out` (created when missing) with its manifest, and reads the thesaurus; the second value
-    /// holds warnings about the thesaurus to show once.
+    /// Opens `options.out` (created when missing) with its manifest, and writes the folder's thesaurus file
+    /// (listed from the next save; a folder of the older layout has its per-law tables deleted then); the second
+    /// value holds warnings about the thesaurus to show once.
     pub fn open(options: BuildOptions) -> Result<(BundleFolder, Vec<String>), BuildError> {
         std::fs::create_dir_all(&options.out).map_err(|source| paragraf_fs::FsError::Io {
             action: "create the output folder",
             path: options.out.display().to_string(),
             source,
         })?;
-        let manifest = manifest::load_or_new(&options.out)?;
-        let (thesaurus, warnings) = expansion::ThesaurusSource::read(&options.thesaurus);
+        let mut manifest = manifest::load_or_new(&options.out)?;
+        let (outcome, warnings) = expansion::prepare(
+            &options.thesaurus,
+            LawIndex::analyzer(),
+            GENERATOR,
+            TableParams::default(),
+        );
+        let entry = outcome.write(|b| write_hashed(&options.out, "thesaurus", b))?;
+        let mut superseded: Vec<(String, String)> = manifest
+            .laws
+            .iter_mut()
+            .filter_map(|l| l.old_expansion_table.take()?.file)
+            .map(|old| (old, String::new()))
+            .collect();
+        let current = entry.file().unwrap_or_default().to_string();
+        if let Some(old) = manifest.expansions.replace(entry) {
+            superseded.extend(
+                old.file()
+                    .filter(|&f| f != current)
+                    .map(|f| (f.to_string(), current)),
+            );
+        }
         Ok((
             BundleFolder {
                 options,
                 manifest,
-                thesaurus,
-                superseded: Vec::new(),
+                superseded,
                 saved: Instant::now(),
                 save_every: Duration::ZERO,
             },
@@ -176,11 +195,6 @@ impl BundleFolder {
         self.manifest.format_version == paragraf_core::bundle::FORMAT_VERSION
             && entry.source_sha256.as_deref() == Some(source_sha256)
             && present(&entry.file)
-            && entry
-                .expansions
-                .as_ref()
-                .and_then(|e| e.file())
-                .is_none_or(present)
             && strategies.iter().all(|s| {
                 self.manifest.bundles.iter().any(|b| {
                     b.law == law && b.strategy == s.name() && b.model == model && present(&b.file)
@@ -238,21 +252,8 @@ pub fn build(
     let law_file = write_hashed(&out, &format!("{stem}.law"), &law_bytes)?;
     let mut entry = law_entry(law, &law_file, &law_bytes);
     entry.source_sha256 = source_sha256.map(str::to_string);
-    let outcome = folder.thesaurus.expansions(
-        &LawIndex::new(law.clone()),
-        GENERATOR,
-        TableParams::default(),
-    );
-    let expansions = outcome.write(|b| write_hashed(&out, &format!("{stem}.exp"), b))?;
-    let exp_file = expansions.file().unwrap_or_default().to_string();
-    entry.expansions = Some(expansions);
-    let old_exp = folder
-        .manifest
-        .law(&law.abbreviation)
-        .and_then(|l| l.expansions.as_ref()?.file().map(str::to_string));
     let replaced = folder.manifest.upsert_law(entry);
     folder.changed(replaced, &law_file)?;
-    folder.changed(old_exp, &exp_file)?;
     let mut report = BuildReport::default();
     let (tokens_before, seconds_before) = (embedder.tokens_embedded, embedder.seconds_embedding);
     for &strategy in strategies {

@@ -1,19 +1,17 @@
-//! Build side of query expansion: read the thesaurus, keep what helps this law
-//! ([`paragraf_core::expansion::ExpansionTable::build`]), and say plainly when there is none.
+//! Build side of query expansion: read the thesaurus, stem it once into the folder's thesaurus file
+//! ([`paragraf_core::expansion::ThesaurusFile`], from which every law's table is built where it is loaded), and
+//! say plainly when there is none.
 //!
 //! Expansion is an aid, not a requirement: a missing or malformed thesaurus must not stop a build. It is reported
 //! ([`Outcome::Skipped`], logged by the caller) and recorded in the manifest, so the app knows it runs without
 //! expansion and why.
 
-use paragraf_core::engine::LawIndex;
+use paragraf_core::analyzer::AnalyzerConfig;
 use paragraf_core::expansion::thesaurus::{Thesaurus, ThesaurusError, MAX_THESAURUS_BYTES};
-use paragraf_core::expansion::{
-    ExpansionFile, ExpansionTable, ExpansionsEntry, PreparedThesaurus, TableParams,
-};
-use paragraf_core::manifest::{sha256_hex, LawEntry};
+use paragraf_core::expansion::{ExpansionsEntry, PreparedThesaurus, TableParams, ThesaurusFile};
+use paragraf_core::manifest::{sha256_hex, Manifest};
 use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
 
 /// Where Debian's `openthesaurus-de-text` puts the thesaurus (scripts/setup.sh installs it).
 pub const DEFAULT_THESAURUS: &str = "/usr/share/openthesaurus-de/openthesaurus.txt";
@@ -88,12 +86,12 @@ pub fn read_thesaurus(path: &Path) -> Result<Thesaurus, ThesaurusReadError> {
     })
 }
 
-/// What the build does about expansion for one law.
+/// What the build does about expansion.
 #[derive(Debug)]
 pub enum Outcome {
-    /// A table to write.
-    Built(Box<ExpansionFile>),
-    /// No table, and why.
+    /// A thesaurus file to write.
+    Built(Box<ThesaurusFile>),
+    /// None, and why.
     Skipped {
         /// The thesaurus path that was tried.
         source: String,
@@ -102,106 +100,56 @@ pub enum Outcome {
     },
 }
 
-/// The thesaurus of a build, read once for all its laws: the parsed file, or why there is none (then every law
-/// is built without query expansion, and its manifest entry says why).
-pub struct ThesaurusSource {
-    /// The file tried.
-    path: PathBuf,
-    thesaurus: Result<Thesaurus, String>,
-    /// Stemmed on first use, for the analyzer of the laws' indexes, and kept for every later law.
-    prepared: Mutex<Option<Arc<PreparedThesaurus>>>,
-}
-
-impl ThesaurusSource {
-    /// Reads the thesaurus at `path`; the second value holds warnings to show once (a missing file, malformed
-    /// lines).
-    pub fn read(path: &Path) -> (ThesaurusSource, Vec<String>) {
-        let mut warnings = Vec::new();
-        let thesaurus = match read_thesaurus(path) {
-            Ok(t) => {
-                if !t.malformed.is_empty() {
-                    let named: Vec<String> = t
-                        .malformed
-                        .iter()
-                        .take(WARN_LINES)
-                        .map(|m| format!("line {}: {}", m.line, m.problem))
-                        .collect();
-                    warnings.push(format!(
-                        "thesaurus {}: skipped {} malformed lines ({}{})",
-                        path.display(),
-                        t.malformed.len(),
-                        named.join("; "),
-                        if t.malformed.len() > WARN_LINES {
-                            "; ..."
-                        } else {
-                            ""
-                        }
-                    ));
-                }
-                Ok(t)
-            }
-            Err(e) => {
-                let reason = format!("{e}; building without query expansion");
-                warnings.push(reason.clone());
-                Err(reason)
-            }
-        };
-        (
-            ThesaurusSource {
-                path: path.to_path_buf(),
-                thesaurus,
-                prepared: Mutex::new(None),
-            },
-            warnings,
-        )
-    }
-
-    /// The parsed thesaurus, if it could be read.
-    pub fn thesaurus(&self) -> Option<&Thesaurus> {
-        self.thesaurus.as_ref().ok()
-    }
-
-    /// The expansion table for `index`'s law.
-    pub fn expansions(&self, index: &LawIndex, generator: &str, params: TableParams) -> Outcome {
-        let thesaurus = match &self.thesaurus {
-            Ok(t) => t,
-            Err(reason) => {
-                return Outcome::Skipped {
-                    source: self.path.display().to_string(),
-                    reason: reason.clone(),
-                }
-            }
-        };
-        let law = &index.law;
-        let headings: Vec<&str> = law
-            .active_sections()
-            .map(|(_, s)| s.title.as_str())
+/// Reads the thesaurus at `path` and stems it for `analyzer` (that of the laws' indexes); the second value holds
+/// warnings to show once (a missing file, malformed lines).
+pub fn prepare(
+    path: &Path,
+    analyzer: AnalyzerConfig,
+    generator: &str,
+    params: TableParams,
+) -> (Outcome, Vec<String>) {
+    let mut warnings = Vec::new();
+    let thesaurus = match read_thesaurus(path) {
+        Ok(t) => t,
+        Err(e) => {
+            let reason = format!("{e}; building without query expansion");
+            warnings.push(reason.clone());
+            let source = path.display().to_string();
+            return (Outcome::Skipped { source, reason }, warnings);
+        }
+    };
+    if !thesaurus.malformed.is_empty() {
+        let named: Vec<String> = thesaurus
+            .malformed
+            .iter()
+            .take(WARN_LINES)
+            .map(|m| format!("line {}: {}", m.line, m.problem))
             .collect();
-        let analyzer = index.bm25().analyzer();
-        let prepared = {
-            let mut kept = self.prepared.lock().expect("prepared thesaurus");
-            match kept.as_ref().filter(|p| p.analyzer() == analyzer) {
-                Some(p) => p.clone(),
-                None => kept
-                    .insert(Arc::new(PreparedThesaurus::new(thesaurus, analyzer)))
-                    .clone(),
-            }
+        let more = if thesaurus.malformed.len() > WARN_LINES {
+            "; ..."
+        } else {
+            ""
         };
-        let table = ExpansionTable::build(&prepared, index.bm25(), &headings, params);
-        let name = self.path.file_name().map_or_else(
-            || self.path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        let heading: Vec<&str> = thesaurus.notice.lines().take(2).collect();
-        Outcome::Built(Box::new(ExpansionFile {
-            generator: generator.into(),
-            law: law.abbreviation.clone(),
-            source: format!("{name}: {}", heading.join(", ")),
-            notice: thesaurus.notice.clone(),
-            params,
-            table,
-        }))
+        warnings.push(format!(
+            "thesaurus {}: skipped {} malformed lines ({}{more})",
+            path.display(),
+            thesaurus.malformed.len(),
+            named.join("; "),
+        ));
     }
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let heading: Vec<&str> = thesaurus.notice.lines().take(2).collect();
+    let file = ThesaurusFile {
+        generator: generator.into(),
+        source: format!("{name}: {}", heading.join(", ")),
+        notice: thesaurus.notice.clone(),
+        params,
+        thesaurus: PreparedThesaurus::new(&thesaurus, analyzer),
+    };
+    (Outcome::Built(Box::new(file)), warnings)
 }
 
 impl Outcome {
@@ -219,7 +167,7 @@ impl Outcome {
                     bytes: bytes.len() as u64,
                     sha256: sha256_hex(&bytes),
                     source: file.source.clone(),
-                    terms: file.table.len(),
+                    terms: file.thesaurus.len(),
                 }
             }
             Outcome::Skipped { source, reason } => ExpansionsEntry::Skipped {
@@ -230,7 +178,7 @@ impl Outcome {
     }
 }
 
-/// Why the expansion file a manifest lists could not be used.
+/// Why the thesaurus file a manifest lists could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadExpansionsError {
     /// Missing, or not the bytes the manifest lists.
@@ -246,30 +194,26 @@ pub enum ReadExpansionsError {
     },
 }
 
-/// The expansion file `entry` lists in `dir`, verified ([`crate::manifest::read_listed`]), decoded and checked
-/// to be the law's; `None`
-/// when the build made none (the manifest says why).
+/// The thesaurus file `manifest` lists in `dir`, verified ([`crate::manifest::read_listed`]) and decoded; `None`
+/// when the build wrote none (the manifest says why, or predates expansion).
 pub fn read_expansions(
     dir: &Path,
-    entry: &LawEntry,
-) -> Result<Option<ExpansionFile>, ReadExpansionsError> {
+    manifest: &Manifest,
+) -> Result<Option<ThesaurusFile>, ReadExpansionsError> {
     let Some(ExpansionsEntry::Built {
         file,
         bytes,
         sha256,
         ..
-    }) = &entry.expansions
+    }) = &manifest.expansions
     else {
         return Ok(None);
     };
     let data = crate::manifest::read_listed(dir, file, *bytes, sha256)?;
     let decoded =
-        ExpansionFile::from_bytes(&data).map_err(|source| ReadExpansionsError::Decode {
+        ThesaurusFile::from_bytes(&data).map_err(|source| ReadExpansionsError::Decode {
             path: dir.join(file).display().to_string(),
             source,
         })?;
-    entry
-        .check_expansions(file, &decoded.law)
-        .map_err(crate::manifest::ManifestError::Listed)?;
     Ok(Some(decoded))
 }

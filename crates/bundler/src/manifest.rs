@@ -95,7 +95,7 @@ pub fn law_entry(law: &Law, file: &str, bytes: &[u8]) -> LawEntry {
         file: file.to_string(),
         bytes: bytes.len() as u64,
         sha256: sha256_hex(bytes),
-        expansions: None,
+        old_expansion_table: None,
     }
 }
 
@@ -224,7 +224,7 @@ mod tests {
             file: "GG.law.x.pgb".into(),
             bytes: 1,
             sha256: String::new(),
-            expansions: None,
+            old_expansion_table: None,
         });
         save(&mut manifest, dir.path()).unwrap();
         let back = load_or_new(dir.path()).unwrap();

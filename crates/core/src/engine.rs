@@ -13,9 +13,13 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
+use crate::analyzer::AnalyzerConfig;
 use crate::bundle::{RaptorTree, StrategyBundle, VectorStore};
-use crate::expansion::{expand, weighted_terms, Expansion, ExpansionTable};
+use crate::expansion::{
+    expand, weighted_terms, Expansion, ExpansionError, ExpansionTable, ThesaurusFile,
+};
 use crate::law::Law;
 use crate::search::aggregate::{aggregate, Aggregation, UnitSections};
 use crate::search::bm25::{Bm25Index, Bm25Params};
@@ -243,6 +247,12 @@ impl LawIndex {
         Self::with_title_weight(law, 1)
     }
 
+    /// The analyzer of every law's BM25 index, and so of the thesaurus file their expansion tables are built
+    /// from ([`LawIndex::expansion_table`]).
+    pub fn analyzer() -> AnalyzerConfig {
+        AnalyzerConfig::default()
+    }
+
     /// [`LawIndex::new`] with the section heading repeated `title_weight` times in the BM25 document.
     pub fn with_title_weight(law: Law, title_weight: usize) -> Self {
         let bm25_sections: Vec<u32> = law
@@ -254,7 +264,7 @@ impl LawIndex {
             .iter()
             .map(|&i| section_document(&law, i as usize, title_weight))
             .collect();
-        let bm25 = Bm25Index::build(&docs, Default::default(), Bm25Params::default());
+        let bm25 = Bm25Index::build(&docs, Self::analyzer(), Bm25Params::default());
         LawIndex {
             graph: CitationGraph::new(&law),
             law,
@@ -264,10 +274,25 @@ impl LawIndex {
         }
     }
 
-    /// The index with the law's query-expansion table (the build's expansion file).
+    /// The index with a query-expansion table.
     pub fn with_expansions(mut self, table: ExpansionTable) -> Self {
         self.expansions = Some(table);
         self
+    }
+
+    /// The law's query-expansion table over the folder's thesaurus file (its parameters are the build's; the
+    /// law's section headings name the targets that come first, see [`crate::expansion`]); give it to
+    /// [`LawIndex::with_expansions`].
+    pub fn expansion_table(
+        &self,
+        file: &Arc<ThesaurusFile>,
+    ) -> Result<ExpansionTable, ExpansionError> {
+        let headings: Vec<&str> = self
+            .law
+            .active_sections()
+            .map(|(_, s)| s.title.as_str())
+            .collect();
+        ExpansionTable::new(file.clone(), &self.bm25, &headings)
     }
 
     /// The query-expansion table, if one was given.
@@ -515,7 +540,7 @@ pub fn search_expanded(
         (Some(table), mode, input)
             if options.expansion_weight > 0.0 && !(mode == Mode::Dense && input.is_some()) =>
         {
-            expand(text, table, removed)
+            expand(text, table, &law.bm25, removed)
         }
         _ => Vec::new(),
     };
@@ -761,8 +786,26 @@ mod tests {
             max_df_fraction: 0.2,
             ..Default::default()
         };
-        let thesaurus = crate::expansion::PreparedThesaurus::new(&thesaurus, law.bm25().analyzer());
-        let table = ExpansionTable::build(&thesaurus, law.bm25(), &[], params);
+        let mut file = ThesaurusFile {
+            generator: String::new(),
+            source: String::new(),
+            notice: String::new(),
+            params,
+            thesaurus: crate::expansion::PreparedThesaurus::new(&thesaurus, LawIndex::analyzer()),
+        };
+        let table = law.expansion_table(&Arc::new(file.clone())).unwrap();
+        // Another analyzer than the law's index: said, not a panic.
+        file.thesaurus = crate::expansion::PreparedThesaurus::new(
+            &thesaurus,
+            AnalyzerConfig {
+                decompound: false,
+                ..LawIndex::analyzer()
+            },
+        );
+        assert_eq!(
+            law.expansion_table(&Arc::new(file)).unwrap_err().to_string(),
+            "the thesaurus file was stemmed with another analyzer (AnalyzerConfig { fold_umlauts: true, decompound: false }) than the law's index (AnalyzerConfig { fold_umlauts: true, decompound: true }). Most likely it was written by another version of Paragraf; rebuild with `paragraf build`"
+        );
         let law = law.with_expansions(table);
         let bm25 = |weight| SearchOptions {
             mode: Mode::Bm25,

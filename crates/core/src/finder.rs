@@ -327,7 +327,7 @@ mod tests {
             file: String::new(),
             bytes: 0,
             sha256: String::new(),
-            expansions: None,
+            old_expansion_table: None,
         }
     }
 

@@ -13,7 +13,7 @@ use crate::encoder::q4::{q4_bytes, Q4_BLOCK_BYTES};
 use crate::encoder::tokenizer::Vocab;
 use crate::encoder::TextKind;
 use crate::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
-use crate::expansion::{expand, weighted_terms, ExpansionFile, MAGIC as EXPANSION_MAGIC};
+use crate::expansion::{expand, weighted_terms, ThesaurusFile, MAGIC as THESAURUS_MAGIC};
 use crate::federal::files::{
     FederalHead, FederalVectors, HEAD_MAGIC as FEDERAL_HEAD_MAGIC,
     VECTORS_MAGIC as FEDERAL_VECTORS_MAGIC,
@@ -141,12 +141,18 @@ pub fn strategy_bundle(law: &LawIndex, bytes: &[u8]) {
     }
 }
 
-/// What an expansion file goes through in the browser: decode (with the table's invariants), then expansion of a
-/// few lay queries with a word removed and, given a `law`, the weighted BM25 search behind it (the table's stems
-/// need not be the law's). Returns whether it decoded; errors are fine, panics are bugs.
-pub fn expansion_file(bytes: &[u8], law: Option<&LawIndex>) -> bool {
-    let Ok(file) = ExpansionFile::from_bytes(bytes) else {
+/// What a thesaurus file goes through in the browser: decode (with its invariants), then, given a `law`, that
+/// law's expansion table built from it, expansion of a few lay queries with a word removed, and the weighted BM25
+/// search behind it. Returns whether it decoded; errors are fine, panics are bugs.
+pub fn thesaurus_file(bytes: &[u8], law: Option<&LawIndex>) -> bool {
+    let Ok(file) = ThesaurusFile::from_bytes(bytes) else {
         return false;
+    };
+    let Some(law) = law else {
+        return true;
+    };
+    let Ok(table) = law.expansion_table(&std::sync::Arc::new(file)) else {
+        return true;
     };
     let removed = ["Sicherheit".to_string()];
     for query in [
@@ -155,19 +161,17 @@ pub fn expansion_file(bytes: &[u8], law: Option<&LawIndex>) -> bool {
         "Kirche",
         "§ 1 ä ß",
     ] {
-        let expansions = expand(query, &file.table, &removed);
-        if let Some(law) = law {
-            let terms = weighted_terms(law.bm25(), query, &expansions, 0.35);
-            let _ = law.lexical_weighted(&terms, 10);
-        }
+        let expansions = expand(query, &table, law.bm25(), &removed);
+        let terms = weighted_terms(law.bm25(), query, &expansions, 0.35);
+        let _ = law.lexical_weighted(&terms, 10);
     }
     true
 }
 
-/// Raw bytes as an expansion file, and as the payload behind a valid header: the cargo-fuzz target's body.
-pub fn expansion_file_bytes(bytes: &[u8]) {
-    let _ = expansion_file(bytes, None);
-    let _ = expansion_file(&frame_payload(EXPANSION_MAGIC, bytes), None);
+/// Raw bytes as a thesaurus file, and as the payload behind a valid header: the cargo-fuzz target's body.
+pub fn thesaurus_file_bytes(bytes: &[u8]) {
+    let _ = thesaurus_file(bytes, None);
+    let _ = thesaurus_file(&frame_payload(THESAURUS_MAGIC, bytes), None);
 }
 
 /// Raw bytes as a strategy bundle, and the same bytes as the payload behind a valid header (so that arbitrary

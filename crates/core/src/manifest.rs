@@ -68,6 +68,10 @@ pub struct Manifest {
     pub laws: Vec<LawEntry>,
     /// One entry per (law, strategy).
     pub bundles: Vec<BundleEntry>,
+    /// Query expansion: the thesaurus file every law's table is built from, or why there is none (absent: built
+    /// before expansion existed, or by a version that wrote a table per law).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expansions: Option<ExpansionsEntry>,
     /// The in-browser query encoder for the bundles' model, when the build made one (e5 only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoder: Option<EncoderEntry>,
@@ -182,9 +186,18 @@ pub struct LawEntry {
     pub bytes: u64,
     /// SHA-256 of the file (lower-case hex).
     pub sha256: String,
-    /// Query expansion: its file and thesaurus, or why there is none (absent: built before expansion existed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expansions: Option<ExpansionsEntry>,
+    /// The law's own expansion table of the older layout (`<LAW>.exp.<hash>.pgb`, before the folder's
+    /// [`Manifest::expansions`]): read, never written, so that the next build deletes the file.
+    #[serde(default, rename = "expansions", skip_serializing)]
+    pub old_expansion_table: Option<OldExpansionTable>,
+}
+
+/// What a law entry of the older layout says about its expansion table.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct OldExpansionTable {
+    /// The table's file, if one was built.
+    #[serde(default)]
+    pub file: Option<String>,
 }
 
 /// A strategy bundle.
@@ -316,19 +329,6 @@ impl LawEntry {
         }
         Ok(())
     }
-
-    /// Checks that a decoded expansion file (`expansions_law`: the law it records) is this law's.
-    pub fn check_expansions(&self, file: &str, expansions_law: &str) -> Result<(), ManifestError> {
-        if expansions_law != self.law {
-            let label = |law: &str| format!("the expansion table of {law}");
-            return Err(ManifestError::Mislabeled {
-                file: file.to_string(),
-                found: label(expansions_law),
-                expected: label(&self.law),
-            });
-        }
-        Ok(())
-    }
 }
 
 impl BundleEntry {
@@ -444,8 +444,9 @@ impl Manifest {
             .chain(
                 self.laws
                     .iter()
-                    .filter_map(|l| l.expansions.as_ref()?.file()),
+                    .filter_map(|l| l.old_expansion_table.as_ref()?.file.as_deref()),
             )
+            .chain(self.expansions.iter().filter_map(|e| e.file()))
             .chain(self.encoder.iter().map(|e| e.file.as_str()))
             .chain(
                 self.federal

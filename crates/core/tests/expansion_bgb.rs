@@ -4,7 +4,7 @@
 use paragraf_core::engine::LawIndex;
 use paragraf_core::expansion::thesaurus::Thesaurus;
 use paragraf_core::expansion::{
-    expand, weighted_terms, ExpansionTable, PreparedThesaurus, TableParams,
+    expand, weighted_terms, ExpansionTable, PreparedThesaurus, TableParams, ThesaurusFile,
 };
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -34,16 +34,21 @@ fn fixture() -> &'static Fixture {
         });
         let thesaurus = Thesaurus::parse(&text).unwrap();
         let index = LawIndex::new(law);
-        let headings: Vec<&str> = index.law.active_sections().map(|(_, s)| s.title.as_str()).collect();
-        let thesaurus = PreparedThesaurus::new(&thesaurus, index.bm25().analyzer());
-        let table = ExpansionTable::build(&thesaurus, index.bm25(), &headings, TableParams::default());
+        let file = ThesaurusFile {
+            generator: String::new(),
+            source: THESAURUS.into(),
+            notice: thesaurus.notice.clone(),
+            params: TableParams::default(),
+            thesaurus: PreparedThesaurus::new(&thesaurus, LawIndex::analyzer()),
+        };
+        let table = index.expansion_table(&std::sync::Arc::new(file)).unwrap();
         Fixture { index, table }
     })
 }
 
 /// The words `query` expanded, and what to.
 fn expansions(query: &str, removed: &[String]) -> Vec<(String, Vec<String>)> {
-    expand(query, &fixture().table, removed)
+    expand(query, &fixture().table, fixture().index.bm25(), removed)
         .into_iter()
         .map(|e| (e.from, e.to.into_iter().map(|t| t.word).collect()))
         .collect()
@@ -155,7 +160,7 @@ fn expansion_finds_sections_for_a_word_the_law_lacks_at_lower_weight() {
     let f = fixture();
     let query = "Oma";
     assert!(f.index.lexical(query, 10).is_empty());
-    let expansions = expand(query, &f.table, &[]);
+    let expansions = expand(query, &f.table, f.index.bm25(), &[]);
     let terms = weighted_terms(f.index.bm25(), query, &expansions, 0.5);
     // The user's own word at weight 1, the statute's word below it.
     assert_eq!(terms[0], ("oma".to_string(), 1.0));

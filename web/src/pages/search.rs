@@ -52,7 +52,7 @@ pub fn SearchPage() -> impl IntoView {
                     None => (format!("{NO_VECTORS} (nur BM25)"), None, 0, 0.0),
                 })?;
             let synonyms = match &expansions {
-                Some(Ok(words)) => format!(", Synonymtabelle mit {words} Alltagswörtern"),
+                Some(Ok(words)) => format!(", Synonyme aus einem Thesaurus mit {words} Wörtern"),
                 _ => String::new(),
             };
             let ready = format!("Bereit: {law} ({sections} Paragrafen/Artikel), {strategy}");

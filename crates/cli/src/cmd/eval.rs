@@ -82,7 +82,7 @@ pub struct EvalArgs {
     /// How many times a section's heading counts in its BM25 document (at least 1).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     title_weight: u32,
-    /// BM25 weight of the words query expansion adds (the law's expansion file, listed in the manifest; 0: off,
+    /// BM25 weight of the words query expansion adds (the folder's thesaurus file, listed in the manifest; 0: off,
     /// the strategies as the paper measures them; the app searches with `engine::DEFAULT_EXPANSION_WEIGHT`).
     /// Several comma-separated weights: each BM25, dense and hybrid run chooses one by k-fold cross-validation on
     /// the questions (--folds) and is reported held out against no expansion (`expansion-cv.md`); in dense runs
@@ -253,12 +253,15 @@ pub fn run(args: EvalArgs) -> Result<()> {
 
     let law_index = LawIndex::with_title_weight(law, args.title_weight as usize);
     let law_index = if args.expansion_weight.iter().any(|&w| w > 0.0) {
-        match paragraf_bundler::expansion::read_expansions(&args.bundles, law_entry)? {
-            Some(file) => law_index.with_expansions(file.table),
+        match paragraf_bundler::expansion::read_expansions(&args.bundles, &manifest)? {
+            Some(file) => {
+                let table = law_index.expansion_table(&std::sync::Arc::new(file))?;
+                law_index.with_expansions(table)
+            }
             None => refuse!(
-                "--expansion-weight needs the law's expansion file, but {} lists none ({:?}). Rebuild with `paragraf build` and a thesaurus (--thesaurus)",
+                "--expansion-weight needs the folder's thesaurus file, but {} lists none ({:?}). Rebuild with `paragraf build` and a thesaurus (--thesaurus)",
                 args.bundles.join("manifest.json").display(),
-                law_entry.expansions
+                manifest.expansions
             ),
         }
     } else {
@@ -325,7 +328,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             (Tuned::Expansion, true, Some(table)) => {
                 let expanded: Vec<String> = texts
                     .iter()
-                    .map(|t| expanded_text(t, &expand(t, table, &[])))
+                    .map(|t| expanded_text(t, &expand(t, table, law_index.bm25(), &[])))
                     .collect();
                 let model = entries.first().map(|e| e.model.as_str());
                 Some(embed_questions(&expanded, &args, model)?.0)
@@ -654,7 +657,7 @@ fn weight_cv(
                 .expansions()
                 .filter(|_| expanding)
                 .map(|table| {
-                    let words: Vec<String> = expand(&queries.texts[i], table, &[])
+                    let words: Vec<String> = expand(&queries.texts[i], table, law.bm25(), &[])
                         .iter()
                         .map(|e| {
                             let to: Vec<&str> = e.to.iter().map(|t| t.word.as_str()).collect();

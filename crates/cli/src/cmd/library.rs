@@ -16,6 +16,7 @@ use anyhow::{anyhow, Result};
 use paragraf_core::api;
 use paragraf_core::bundle::StrategyBundle;
 use paragraf_core::engine::{self, LawIndex, Mode, SearchOptions, SectionHit, StrategyIndex};
+use paragraf_core::expansion::ThesaurusFile;
 use paragraf_core::federal::{FederalIndex, FederalLaw, SECTION_STRATEGY};
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 use paragraf_core::results::{self, LawExpansion, LawSummary, SearchResults, SectionText};
@@ -237,6 +238,8 @@ pub struct Library {
     federal: Mutex<Option<(Vec<String>, Arc<FederalIndex>)>>,
     /// Query encoders by the bundles' model id.
     encoders: Mutex<HashMap<String, std::result::Result<Arc<QueryEncoder>, String>>>,
+    /// The folder's thesaurus file, read on the first law (`None`: none listed, or it could not be used).
+    thesaurus: std::sync::OnceLock<Option<Arc<ThesaurusFile>>>,
 }
 
 /// Milliseconds since `t0`.
@@ -279,6 +282,7 @@ impl Library {
             strategies: Mutex::new(HashMap::new()),
             federal: Mutex::new(None),
             encoders: Mutex::new(HashMap::new()),
+            thesaurus: std::sync::OnceLock::new(),
         })
     }
 
@@ -367,14 +371,24 @@ impl Library {
         let t0 = Instant::now();
         let mut index = LawIndex::new(decoded);
         eprintln!("indexed {} for BM25 in {:.0} ms", entry.law, ms(t0));
-        // A broken expansion file costs the expansion, not the search (as in the app).
-        match paragraf_bundler::expansion::read_expansions(&self.dir, &entry) {
-            Ok(Some(file)) => index = index.with_expansions(file.table),
-            Ok(None) => {}
-            Err(e) => eprintln!(
-                "warning: {e}; searching {} without query expansion",
-                entry.law
-            ),
+        // A broken thesaurus file costs the expansion, not the search (as in the app).
+        let thesaurus = self.thesaurus.get_or_init(|| {
+            match paragraf_bundler::expansion::read_expansions(&self.dir, &self.manifest) {
+                Ok(file) => file.map(Arc::new),
+                Err(e) => {
+                    eprintln!("warning: {e}; searching without query expansion");
+                    None
+                }
+            }
+        });
+        if let Some(file) = thesaurus {
+            match index.expansion_table(file) {
+                Ok(table) => index = index.with_expansions(table),
+                Err(e) => eprintln!(
+                    "warning: {e}; searching {} without query expansion",
+                    entry.law
+                ),
+            }
         }
         let loaded = Arc::new(LoadedLaw { entry, index });
         laws.insert(loaded.entry.law.clone(), loaded.clone());

@@ -1,8 +1,8 @@
 //! Query expansion: lay words meet statute words.
 //!
 //! Laypeople write `Kaution`, `Handy`, `Chef`; the BGB says `Sicherheit`, `Mobiltelefon` (nowhere), `Arbeitgeber`.
-//! BM25 cannot bridge that. The build reads a thesaurus ([`thesaurus`], OpenThesaurus) and keeps, per lay word,
-//! only the synonyms that can help *this* law ([`ExpansionTable::build`]):
+//! BM25 cannot bridge that. A thesaurus ([`thesaurus`], OpenThesaurus) gives, per lay word, only the synonyms
+//! that can help *this* law ([`ExpansionTable::get`]):
 //!
 //! - **Lay words** (keys) are thesaurus words that occur in at most [`TableParams::max_source_df`] sections of
 //!   the law (by default none): a word the law already uses is matched by BM25 as it is, and expanding it mostly
@@ -27,17 +27,27 @@
 //! let the user remove an expansion. [`weighted_terms`] turns the query and its expansions into weighted BM25
 //! terms, the expansions scaled by a weight below 1.
 //!
-//! The table ships as its own small file ([`ExpansionFile`], magic `PGRF-EXP`, the bundles' framing) so law
-//! bundles keep their format; it carries the thesaurus's LGPL notice.
+//! **What ships.** Not tables: one [`ThesaurusFile`] per bundle folder (magic `PGRF-THS`, the bundles' framing),
+//! the thesaurus stemmed once ([`PreparedThesaurus`], words ordered by stem) with the build's [`TableParams`] and
+//! the thesaurus's LGPL notice. A law's [`ExpansionTable`] is that file plus the law's own index
+//! ([`crate::engine::LawIndex::expansion_table`]), and works a lay word out when a query has it: the word's
+//! synonym sets against the law's document frequencies, a few microseconds. So it is the same wherever it is
+//! loaded, and opening a law costs only its headings' terms. A table per law was shipped before: small laws lack
+//! most thesaurus words, so each got tens of KB of lay words, and 6,877 laws carried 450 MB of tables where one
+//! file of 1.5 MB now serves them all (the BGB's 13,395 lay words give the same targets and weights as its
+//! shipped table did).
 
 pub mod thesaurus;
 
 use crate::analyzer::{Analyzer, AnalyzerConfig, MIN_PART_CHARS};
 use crate::bundle::{decode_framed, encode_framed, BundleError};
+#[cfg(test)]
+use crate::bundle::{frame_payload, HEADER_LEN};
 use crate::manifest::{verify_bytes, ManifestError};
 use crate::search::bm25::Bm25Index;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use thesaurus::{Term, Thesaurus};
 
 /// Labels that drop a term everywhere: its literal sense is not the one meant.
@@ -119,75 +129,205 @@ pub struct Target {
     pub weight: f32,
 }
 
-/// A lay word and what it expands to.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
-    /// The lay word's stem.
-    pub key: String,
-    /// Best first.
-    pub targets: Vec<Target>,
-}
-
-/// Lay word -> statute words for one law; see the module docs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Lay word -> statute words for one law (see the module docs), worked out per word when a query asks: the
+/// thesaurus's synonym sets of that word against the law's index. Nothing is computed for a law until it is
+/// searched, so opening a law costs only its headings' terms.
+#[derive(Clone, Debug)]
 pub struct ExpansionTable {
     /// The analyzer the stems were made with (the law's BM25 analyzer).
     pub analyzer: AnalyzerConfig,
-    /// Sorted by key, keys unique.
-    entries: Vec<Entry>,
+    file: Arc<ThesaurusFile>,
+    /// Index terms of the law's section headings: a target a heading names comes first.
+    heading_terms: HashSet<String>,
 }
 
-/// The expansion file: the table plus where it came from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExpansionFile {
+/// The expansion file of a bundle folder: the prepared thesaurus every law's table is built from, plus where it
+/// came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThesaurusFile {
     /// The tool that wrote it.
     pub generator: String,
-    /// Law abbreviation.
-    pub law: String,
     /// The thesaurus used (file name and first notice line).
     pub source: String,
     /// The thesaurus's copyright and licence notice (LGPL: it travels with what is derived from it).
     pub notice: String,
-    /// The build parameters.
+    /// The build parameters every law's table is built with.
     pub params: TableParams,
-    /// The table.
-    pub table: ExpansionTable,
+    /// The thesaurus, stemmed.
+    pub thesaurus: PreparedThesaurus,
 }
 
-/// Magic of an expansion file.
-pub const MAGIC: &[u8; 8] = b"PGRF-EXP";
-const NAME: &str = "expansion file";
+/// Magic of a thesaurus file.
+pub const MAGIC: &[u8; 8] = b"PGRF-THS";
+const NAME: &str = "thesaurus file";
 
-/// Why bytes are not a usable expansion file.
+/// Most distinct words a thesaurus file may hold (OpenThesaurus has about 100,000).
+pub const MAX_WORDS: usize = 1 << 21;
+/// Most synonym sets a thesaurus file may hold (OpenThesaurus has about 35,000).
+pub const MAX_SETS: usize = 1 << 20;
+/// Most words one synonym set may hold.
+pub const MAX_SET_WORDS: usize = 4096;
+
+/// Why bytes are not a usable thesaurus file, or why it cannot serve a law.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ExpansionError {
     /// Framing or decoding failed.
     #[error(transparent)]
     Bundle(#[from] BundleError),
-    /// Decoded, but the table breaks its invariants.
-    #[error("corrupt expansion file: {0}. Rebuild with `paragraf build`")]
+    /// Decoded, but breaks its invariants.
+    #[error("corrupt thesaurus file: {0}. Rebuild with `paragraf build`")]
     Invalid(&'static str),
+    /// Stemmed by another analyzer than the law's index uses.
+    #[error("the thesaurus file was stemmed with another analyzer ({file:?}) than the law's index ({index:?}). Most likely it was written by another version of Paragraf; rebuild with `paragraf build`")]
+    Analyzer {
+        /// The file's analyzer.
+        file: AnalyzerConfig,
+        /// The index's.
+        index: AnalyzerConfig,
+    },
 }
 
-impl ExpansionFile {
+/// How a word of a synonym set may be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Labelled with a [`DROP_TAGS`] label: it only counts as a sense of its stem.
+    Dropped = 0,
+    /// A lay word, never a target.
+    Lay = 1,
+    /// Only [`TARGET_TAGS`] labels: a lay word that may also be a target.
+    Target = 2,
+}
+
+/// One word of a synonym set: an index into [`PreparedThesaurus`]'s words, and its role there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SetWord {
+    word: u32,
+    role: Role,
+}
+
+/// The file's payload: each distinct word once, ordered by stem, its stem written as the bytes it shares with the
+/// lowercased word plus the rest (most stems are a prefix), synonym sets as `word index * 4 + role`.
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    generator: String,
+    source: String,
+    notice: String,
+    params: TableParams,
+    analyzer: AnalyzerConfig,
+    words: Vec<String>,
+    stems: Vec<(u32, String)>,
+    sets: Vec<Vec<u32>>,
+}
+
+impl ThesaurusFile {
     /// Encodes with magic, version and checksum.
     pub fn to_bytes(&self) -> Vec<u8> {
-        encode_framed(MAGIC, self)
+        let t = &self.thesaurus;
+        let stems = t
+            .words
+            .iter()
+            .zip(&t.stems)
+            .map(|(word, stem)| {
+                let lower = word.to_lowercase();
+                let shared = lower
+                    .char_indices()
+                    .map(|(i, c)| i + c.len_utf8())
+                    .take_while(|&end| stem.as_bytes().get(..end) == Some(&lower.as_bytes()[..end]))
+                    .last()
+                    .unwrap_or(0);
+                (shared as u32, stem[shared..].to_string())
+            })
+            .collect();
+        let sets = t
+            .sets
+            .iter()
+            .map(|set| set.iter().map(|w| w.word * 4 + w.role as u32).collect())
+            .collect();
+        encode_framed(
+            MAGIC,
+            &Wire {
+                generator: self.generator.clone(),
+                source: self.source.clone(),
+                notice: self.notice.clone(),
+                params: self.params,
+                analyzer: t.analyzer,
+                words: t.words.clone(),
+                stems,
+                sets,
+            },
+        )
     }
 
     /// Decodes and validates.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ExpansionError> {
-        let file: Self = decode_framed(MAGIC, NAME, bytes)?;
-        file.table.validate()?;
-        Ok(file)
+        let wire: Wire = decode_framed(MAGIC, NAME, bytes)?;
+        let fail = |what| Err(ExpansionError::Invalid(what));
+        if wire.words.len() > MAX_WORDS || wire.sets.len() > MAX_SETS {
+            return fail("too many words or synonym sets");
+        }
+        if wire.stems.len() != wire.words.len() {
+            return fail("not one stem per word");
+        }
+        if !(wire.params.max_targets <= MAX_TARGETS_LIMIT
+            && wire.params.max_df_fraction.is_finite()
+            && wire.params.max_df_fraction >= 0.0)
+        {
+            return fail("table parameters out of range");
+        }
+        let mut stems = Vec::with_capacity(wire.stems.len());
+        for (word, (shared, rest)) in wire.words.iter().zip(wire.stems) {
+            let lower = word.to_lowercase();
+            let shared = shared as usize;
+            if word.is_empty() || word.len() > MAX_TERM_BYTES || !lower.is_char_boundary(shared) {
+                return fail("a word empty, too long or with a stem that does not fit it");
+            }
+            let stem = format!("{}{rest}", &lower[..shared]);
+            if stem.is_empty() || stem.len() > MAX_TERM_BYTES {
+                return fail("a stem empty or too long");
+            }
+            if stems.last().is_some_and(|last: &String| *last > stem) {
+                return fail("words not ordered by stem");
+            }
+            stems.push(stem);
+        }
+        let mut sets = Vec::with_capacity(wire.sets.len());
+        for set in wire.sets {
+            if set.len() > MAX_SET_WORDS {
+                return fail("a synonym set too large");
+            }
+            let mut words = Vec::with_capacity(set.len());
+            for code in set {
+                let role = match code % 4 {
+                    0 => Role::Dropped,
+                    1 => Role::Lay,
+                    2 => Role::Target,
+                    _ => return fail("a word with an unknown role"),
+                };
+                if code / 4 >= wire.words.len() as u32 {
+                    return fail("a synonym set names a word the file lacks");
+                }
+                words.push(SetWord {
+                    word: code / 4,
+                    role,
+                });
+            }
+            sets.push(words);
+        }
+        Ok(ThesaurusFile {
+            generator: wire.generator,
+            source: wire.source,
+            notice: wire.notice,
+            params: wire.params,
+            thesaurus: PreparedThesaurus::from_parts(wire.analyzer, wire.words, stems, sets),
+        })
     }
 }
 
-/// What `manifest.json` records about a law's query expansion (`LawEntry::expansions`).
+/// What `manifest.json` records about a folder's query expansion ([`crate::manifest::Manifest::expansions`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum ExpansionsEntry {
-    /// A table was built.
+    /// A thesaurus file was written.
     Built {
         /// File name (content-hashed).
         file: String,
@@ -195,9 +335,9 @@ pub enum ExpansionsEntry {
         bytes: u64,
         /// SHA-256 of the file (lower-case hex).
         sha256: String,
-        /// The thesaurus it was built from.
+        /// The thesaurus it was made from.
         source: String,
-        /// Lay words in the table.
+        /// Distinct words in the file.
         terms: usize,
     },
     /// None was: the thesaurus was missing or malformed.
@@ -210,7 +350,7 @@ pub enum ExpansionsEntry {
 }
 
 impl ExpansionsEntry {
-    /// The file, if a table was built.
+    /// The file, if one was written.
     pub fn file(&self) -> Option<&str> {
         match self {
             ExpansionsEntry::Built { file, .. } => Some(file),
@@ -229,7 +369,7 @@ impl ExpansionsEntry {
             } => verify_bytes(file, bytes, *size, sha256),
             ExpansionsEntry::Skipped { source, .. } => Err(ManifestError::Mismatch {
                 file: source.clone(),
-                expected: "no expansion file".into(),
+                expected: "no thesaurus file".into(),
                 found: format!("{} bytes", bytes.len()),
             }),
         }
@@ -251,24 +391,23 @@ fn idf(df: u32, n: usize) -> f32 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
-/// A thesaurus made ready for [`ExpansionTable::build`]: its usable single words stemmed once, and the senses
-/// (synonym sets) per stem counted. Stems depend on the analyzer only, not on the law, so a build of thousands of
-/// laws prepares once: stemming the whole thesaurus again for every law was most of a lexical build's time.
-#[derive(Clone, Debug)]
+/// A thesaurus made ready for [`ExpansionTable`]: its single words stemmed once, and the senses (synonym
+/// sets) per stem counted. Stems depend on the analyzer only, not on the law, so a build prepares once and ships
+/// the result ([`ThesaurusFile`]): stemming the whole thesaurus again for every law was most of a lexical build's
+/// time.
+#[derive(Clone, Debug, PartialEq)]
 pub struct PreparedThesaurus {
     analyzer: AnalyzerConfig,
-    /// Per synonym set, its terms that may be lay words (single words without a [`DROP_TAGS`] label).
-    sets: Vec<Vec<PreparedTerm>>,
-    /// Synonym sets each stem occurs in.
-    senses: HashMap<String, u32>,
-}
-
-#[derive(Clone, Debug)]
-struct PreparedTerm {
-    stem: String,
-    word: String,
-    /// Only [`TARGET_TAGS`] labels: it may also be a target.
-    target: bool,
+    /// Distinct single words ordered by stem (then word), and each one's stem: a stem's words are one run.
+    words: Vec<String>,
+    stems: Vec<String>,
+    /// Per synonym set, its stemmable single words in thesaurus order.
+    sets: Vec<Vec<SetWord>>,
+    /// Per word, the synonym sets its stem occurs in (derived from `sets`).
+    senses: Vec<u32>,
+    /// Per word, the sets it is usable in, ascending: `usable_in[starts[w]..starts[w + 1]]` (derived).
+    starts: Vec<u32>,
+    usable_in: Vec<u32>,
 }
 
 impl PreparedThesaurus {
@@ -280,191 +419,268 @@ impl PreparedThesaurus {
                 .stem_word(&t.text.to_lowercase())
                 .filter(|s| s.len() <= MAX_TERM_BYTES)
         };
-        let mut senses: HashMap<String, u32> = HashMap::new();
-        let mut sets = Vec::with_capacity(thesaurus.sets.len());
+        let mut stemmed: HashMap<&str, String> = HashMap::new();
+        let mut roles: Vec<Vec<(&str, Role)>> = Vec::with_capacity(thesaurus.sets.len());
         for set in &thesaurus.sets {
-            let mut stems = HashSet::new();
-            let mut usable = Vec::new();
+            let mut words = Vec::new();
             for term in set.iter().filter(|t| t.is_single_word()) {
-                let Some(s) = stem(term) else { continue };
-                stems.insert(s.clone());
-                if !term.tags.iter().any(|g| DROP_TAGS.contains(&g.as_str())) {
-                    usable.push(PreparedTerm {
-                        stem: s,
-                        word: term.text.clone(),
-                        target: term.tags.iter().all(|g| TARGET_TAGS.contains(&g.as_str())),
-                    });
+                if term.text.len() > MAX_TERM_BYTES {
+                    continue;
+                }
+                if !stemmed.contains_key(term.text.as_str()) {
+                    let Some(s) = stem(term) else { continue };
+                    stemmed.insert(&term.text, s);
+                }
+                let role = if term.tags.iter().any(|g| DROP_TAGS.contains(&g.as_str())) {
+                    Role::Dropped
+                } else if term.tags.iter().all(|g| TARGET_TAGS.contains(&g.as_str())) {
+                    Role::Target
+                } else {
+                    Role::Lay
+                };
+                words.push((term.text.as_str(), role));
+            }
+            roles.push(words);
+        }
+        let mut order: Vec<(String, &str)> = stemmed.into_iter().map(|(w, s)| (s, w)).collect();
+        order.sort_unstable();
+        let index: HashMap<&str, u32> = order
+            .iter()
+            .enumerate()
+            .map(|(i, (_, w))| (*w, i as u32))
+            .collect();
+        let sets = roles
+            .into_iter()
+            .map(|set| {
+                set.into_iter()
+                    .map(|(w, role)| SetWord {
+                        word: index[w],
+                        role,
+                    })
+                    .collect()
+            })
+            .collect();
+        let words = order.iter().map(|(_, w)| w.to_string()).collect();
+        let stems = order.into_iter().map(|(s, _)| s).collect();
+        Self::from_parts(analyzer, words, stems, sets)
+    }
+
+    /// The thesaurus from its words (ordered by stem) and sets; derives the rest with integer work only, since
+    /// the browser does this on every cold start.
+    fn from_parts(
+        analyzer: AnalyzerConfig,
+        words: Vec<String>,
+        stems: Vec<String>,
+        sets: Vec<Vec<SetWord>>,
+    ) -> Self {
+        // Stems are runs: number them, then count each stem once per set it occurs in (any role).
+        let mut stem_of = Vec::with_capacity(stems.len());
+        for (i, s) in stems.iter().enumerate() {
+            let next = match stem_of.last() {
+                Some(&last) if stems[i - 1] == *s => last,
+                Some(&last) => last + 1,
+                None => 0,
+            };
+            stem_of.push(next);
+        }
+        let distinct = stem_of.last().map_or(0, |&l| l as usize + 1);
+        let (mut stem_senses, mut stem_seen) = (vec![0u32; distinct], vec![u32::MAX; distinct]);
+        let (mut counts, mut word_seen) =
+            (vec![0u32; words.len() + 1], vec![u32::MAX; words.len()]);
+        for (i, set) in sets.iter().enumerate() {
+            let i = i as u32;
+            for w in set {
+                let sid = stem_of[w.word as usize] as usize;
+                if stem_seen[sid] != i {
+                    stem_seen[sid] = i;
+                    stem_senses[sid] += 1;
+                }
+                if w.role != Role::Dropped && word_seen[w.word as usize] != i {
+                    word_seen[w.word as usize] = i;
+                    counts[w.word as usize + 1] += 1;
                 }
             }
-            for s in stems {
-                *senses.entry(s).or_insert(0) += 1;
+        }
+        let senses = stem_of
+            .iter()
+            .map(|&sid| stem_senses[sid as usize])
+            .collect();
+        for i in 1..counts.len() {
+            counts[i] += counts[i - 1];
+        }
+        let starts = counts.clone();
+        let mut usable_in = vec![0u32; counts.last().copied().unwrap_or(0) as usize];
+        word_seen.fill(u32::MAX);
+        for (i, set) in sets.iter().enumerate() {
+            let i = i as u32;
+            for w in set.iter().filter(|w| w.role != Role::Dropped) {
+                let word = w.word as usize;
+                if word_seen[word] != i {
+                    word_seen[word] = i;
+                    usable_in[counts[word] as usize] = i;
+                    counts[word] += 1;
+                }
             }
-            sets.push(usable);
         }
         PreparedThesaurus {
             analyzer,
+            words,
+            stems,
             sets,
             senses,
+            starts,
+            usable_in,
         }
+    }
+
+    /// The words whose stem is `stem` (one run, as words are ordered by stem).
+    fn words_of(&self, stem: &str) -> std::ops::Range<usize> {
+        let from = self.stems.partition_point(|s| s.as_str() < stem);
+        from..from + self.stems[from..].partition_point(|s| s.as_str() == stem)
     }
 
     /// The analyzer it was stemmed with.
     pub fn analyzer(&self) -> AnalyzerConfig {
         self.analyzer
     }
+
+    /// Distinct single words.
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    /// Whether it has no words.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// A set's usable words (not [`Role::Dropped`]) as (stem, word, may be a target, senses of the stem).
+    fn usable<'a>(
+        &'a self,
+        set: &'a [SetWord],
+    ) -> impl Iterator<Item = (&'a str, &'a str, bool, u32)> + 'a {
+        set.iter().filter(|w| w.role != Role::Dropped).map(|w| {
+            let i = w.word as usize;
+            let (stem, word) = (self.stems[i].as_str(), self.words[i].as_str());
+            (stem, word, w.role == Role::Target, self.senses[i])
+        })
+    }
 }
 
 impl ExpansionTable {
-    /// Keeps what of `thesaurus` can help the law indexed by `index` (see the module docs); `headings` are its
-    /// section headings.
-    ///
-    /// # Panics
-    /// When `thesaurus` was prepared for another analyzer than `index`'s ([`PreparedThesaurus::analyzer`]).
-    pub fn build(
-        thesaurus: &PreparedThesaurus,
+    /// The table of the law indexed by `index` with section headings `headings`, from the folder's thesaurus
+    /// file (its parameters are the build's).
+    pub fn new(
+        file: Arc<ThesaurusFile>,
         index: &Bm25Index,
         headings: &[&str],
-        params: TableParams,
-    ) -> Self {
-        assert_eq!(
-            thesaurus.analyzer,
-            index.analyzer(),
-            "the thesaurus was stemmed by another analyzer than the index's"
-        );
+    ) -> Result<Self, ExpansionError> {
+        let (theirs, ours) = (file.thesaurus.analyzer, index.analyzer());
+        if theirs != ours {
+            return Err(ExpansionError::Analyzer {
+                file: theirs,
+                index: ours,
+            });
+        }
+        // Analysed word by word (as a query is), each distinct heading word once: headings repeat their words.
+        let words: HashSet<String> = headings.iter().flat_map(|h| Analyzer::words(h)).collect();
+        let heading_terms = words.iter().flat_map(|w| index.query_terms(w)).collect();
+        Ok(Self {
+            analyzer: ours,
+            file,
+            heading_terms,
+        })
+    }
+
+    /// The thesaurus file it reads.
+    pub fn file(&self) -> &ThesaurusFile {
+        &self.file
+    }
+
+    /// The targets of a lay word's stem in the law indexed by `index`, best first; `None` when the law uses the
+    /// word itself or has none of its synonyms (see the module docs).
+    pub fn get(&self, index: &Bm25Index, key: &str) -> Option<Vec<Target>> {
+        let thesaurus = &self.file.thesaurus;
+        let params = self.file.params;
+        let words = thesaurus.words_of(key);
+        if words.is_empty() || index.doc_freq(key) > params.max_source_df {
+            return None;
+        }
         let n = index.len();
         // A word in one section is as specific as a word can be, however small the law.
         let max_df = ((params.max_df_fraction * n as f32).floor() as u32).max(1);
-        let heading_terms: HashSet<String> =
-            headings.iter().flat_map(|h| index.query_terms(h)).collect();
-        // key -> target term -> (word, weight, in a heading)
-        let mut table: BTreeMap<String, HashMap<String, (String, f32, bool)>> = BTreeMap::new();
-        for set in &thesaurus.sets {
-            let targets: Vec<(&str, &str, f32)> = set
-                .iter()
-                .filter(|t| t.target)
-                .filter_map(|t| {
-                    let df = index.doc_freq(&t.stem);
-                    (df > 0 && df <= max_df)
-                        .then(|| (t.stem.as_str(), t.word.as_str(), idf(df, n) / idf(1, n)))
-                })
-                .collect();
-            if targets.is_empty() {
-                continue;
-            }
-            for source in set {
-                let key = &source.stem;
-                if index.doc_freq(key) > params.max_source_df {
+        // Senses per lay word: the sets it occurs in. Each sense's targets get 1/senses of the trust, so a
+        // polysemous word (`kaputt`: broken, exhausted, ruined) adds little of each.
+        let trust = 1.0 / thesaurus.senses[words.start].max(1) as f32;
+        let mut sets: Vec<u32> = words
+            .flat_map(|w| {
+                &thesaurus.usable_in[thesaurus.starts[w] as usize..thesaurus.starts[w + 1] as usize]
+            })
+            .copied()
+            .collect();
+        sets.sort_unstable();
+        sets.dedup();
+        // target term -> (word, weight, in a heading), in the order the sets name them.
+        let mut found: Vec<(&str, &str, f32, bool)> = Vec::new();
+        for set in sets {
+            for (term, word, target, _) in thesaurus.usable(&thesaurus.sets[set as usize]) {
+                if !target || term == key {
                     continue;
                 }
-                // Senses per lay word: the sets it occurs in. Each sense's targets get 1/senses of the trust, so
-                // a polysemous word (`kaputt`: broken, exhausted, ruined) adds little of each.
-                let trust = 1.0 / thesaurus.senses.get(key).copied().unwrap_or(1).max(1) as f32;
-                for &(term, word, specificity) in &targets {
-                    if term == key {
-                        continue;
-                    }
-                    let weight = specificity * trust;
-                    let slot = table.entry(key.clone()).or_default();
-                    let heading = heading_terms.contains(term);
-                    slot.entry(term.to_string())
-                        .and_modify(|e| e.1 = e.1.max(weight))
-                        .or_insert_with(|| (word.to_string(), weight, heading));
+                let df = index.doc_freq(term);
+                if df == 0 || df > max_df {
+                    continue;
+                }
+                let weight = idf(df, n) / idf(1, n) * trust;
+                match found.iter_mut().find(|f| f.0 == term) {
+                    Some(f) => f.2 = f.2.max(weight),
+                    None => found.push((term, word, weight, self.heading_terms.contains(term))),
                 }
             }
         }
-        let entries = table
-            .into_iter()
-            .map(|(key, targets)| {
-                let mut targets: Vec<(String, (String, f32, bool))> = targets.into_iter().collect();
-                targets.sort_by(|a, b| {
-                    (b.1 .2, b.1 .1)
-                        .partial_cmp(&(a.1 .2, a.1 .1))
-                        .expect("finite weights")
-                        .then_with(|| a.0.cmp(&b.0))
-                });
-                targets.truncate(params.max_targets.min(MAX_TARGETS_LIMIT));
-                let targets = targets
-                    .into_iter()
-                    .map(|(term, (word, weight, _))| Target { term, word, weight })
-                    .collect();
-                Entry { key, targets }
-            })
-            .collect();
-        Self {
-            analyzer: index.analyzer(),
-            entries,
+        if found.is_empty() {
+            return None;
         }
-    }
-
-    /// Lay words in the table.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether the table is empty.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// All entries, sorted by key.
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
-    }
-
-    /// The targets of a lay word's stem.
-    pub fn get(&self, key: &str) -> Option<&[Target]> {
-        self.entries
-            .binary_search_by(|e| e.key.as_str().cmp(key))
-            .ok()
-            .map(|i| self.entries[i].targets.as_slice())
-    }
-
-    fn validate(&self) -> Result<(), ExpansionError> {
-        let fail = |what| Err(ExpansionError::Invalid(what));
-        if self.entries.len() > MAX_KEYS {
-            return fail("too many lay words");
-        }
-        if !self.entries.windows(2).all(|w| w[0].key < w[1].key) {
-            return fail("lay words not sorted");
-        }
-        for e in &self.entries {
-            if e.targets.is_empty() || e.targets.len() > MAX_TARGETS_LIMIT {
-                return fail("a lay word with no or too many targets");
-            }
-            if e.key.is_empty() || e.key.len() > MAX_TERM_BYTES {
-                return fail("a lay word empty or too long");
-            }
-            for t in &e.targets {
-                if !(t.weight > 0.0 && t.weight <= 1.0) {
-                    return fail("a weight outside (0, 1]");
-                }
-                if t.term.is_empty()
-                    || t.term.len() > MAX_TERM_BYTES
-                    || t.word.len() > MAX_TERM_BYTES
-                {
-                    return fail("a target empty or too long");
-                }
-            }
-        }
-        Ok(())
+        found.sort_by(|a, b| {
+            (b.3, b.2)
+                .partial_cmp(&(a.3, a.2))
+                .expect("finite weights")
+                .then_with(|| a.0.cmp(b.0))
+        });
+        found.truncate(params.max_targets.min(MAX_TARGETS_LIMIT));
+        Some(
+            found
+                .into_iter()
+                .map(|(term, word, weight, _)| Target {
+                    term: term.to_string(),
+                    word: word.to_string(),
+                    weight,
+                })
+                .collect(),
+        )
     }
 
     /// The targets for one lowercased query word: by its stem, else by the longest known head of a compound.
-    fn lookup(&self, analyzer: &Analyzer, word: &str) -> Option<&[Target]> {
+    fn lookup(&self, index: &Bm25Index, analyzer: &Analyzer, word: &str) -> Option<Vec<Target>> {
         let stem = analyzer.stem_word(word)?;
-        if let Some(t) = self.get(&stem) {
+        if let Some(t) = self.get(index, &stem) {
             return Some(t);
         }
         let chars: Vec<usize> = stem.char_indices().map(|(i, _)| i).collect();
         (MIN_PART_CHARS..chars.len().saturating_sub(MIN_PART_CHARS - 1))
-            .find_map(|start| self.get(&stem[chars[start]..]))
+            .find_map(|start| self.get(index, &stem[chars[start]..]))
     }
 }
 
 /// The expansions of `query`: per query word the table knows, its targets except those in `removed` (words or
 /// stems the user took away, compared by stem) and except words the query already has. A target added by two
 /// words is listed once, under the first.
-pub fn expand(query: &str, table: &ExpansionTable, removed: &[String]) -> Vec<Expansion> {
+pub fn expand(
+    query: &str,
+    table: &ExpansionTable,
+    index: &Bm25Index,
+    removed: &[String],
+) -> Vec<Expansion> {
     let analyzer = Analyzer::new(table.analyzer);
     let words: Vec<String> = Analyzer::words(query).collect();
     let mut seen: HashSet<String> = words.iter().filter_map(|w| analyzer.stem_word(w)).collect();
@@ -475,7 +691,7 @@ pub fn expand(query: &str, table: &ExpansionTable, removed: &[String]) -> Vec<Ex
     );
     let mut out = Vec::new();
     for word in &words {
-        let Some(targets) = table.lookup(&analyzer, word) else {
+        let Some(targets) = table.lookup(index, &analyzer, word) else {
             continue;
         };
         let to: Vec<Target> = targets
@@ -593,19 +809,12 @@ mod tests {
     }
 
     fn table() -> ExpansionTable {
-        let index = index();
-        let headings = ["Arten der Sicherheitsleistung"];
-        // 5 documents: a df cap of 1 section.
-        let params = TableParams {
-            max_df_fraction: 0.2,
-            ..TableParams::default()
-        };
-        ExpansionTable::build(
-            &PreparedThesaurus::new(&thesaurus(), index.analyzer()),
-            &index,
-            &headings,
-            params,
+        ExpansionTable::new(
+            Arc::new(file()),
+            &index(),
+            &["Arten der Sicherheitsleistung"],
         )
+        .unwrap()
     }
 
     fn words(e: &Expansion) -> Vec<&str> {
@@ -614,54 +823,62 @@ mod tests {
 
     #[test]
     fn keeps_only_targets_the_law_has_and_lay_words_it_lacks() {
-        let table = table();
-        let keys: Vec<&str> = table.entries().iter().map(|e| e.key.as_str()).collect();
-        // Hund: no synonym in the law. Miete/Mieter: in the law already. Knast: only a colloquial target.
-        assert_eq!(
-            keys,
-            ["boss", "chef", "einsatz", "kaution", "pfand", "vorgesetzt"]
-        );
-        let kaution = table.get("kaution").unwrap();
+        let (table, index) = (table(), index());
+        let known = |key: &str| table.get(&index, key).is_some();
+        for key in ["boss", "chef", "einsatz", "kaution", "pfand", "vorgesetzt"] {
+            assert!(known(key), "{key}");
+        }
+        // Hund: no synonym in the law. Miete/Mieter: in the law already. Knast: only a colloquial target. Zzz:
+        // not in the thesaurus.
+        for key in ["hund", "miet", "knast", "wauwau", "zzz"] {
+            assert!(!known(key), "{key}");
+        }
+        let kaution = table.get(&index, "kaution").unwrap();
         let words: Vec<&str> = kaution.iter().map(|t| t.word.as_str()).collect();
         // The heading's word first, then by specificity; Sicherheit (2 of 5 sections) is too common.
         assert_eq!(words, ["Sicherheitsleistung", "Hinterlegung"]);
         assert!(kaution.iter().all(|t| t.weight > 0.0 && t.weight <= 1.0));
-        assert_eq!(table.get("chef").unwrap()[0].word, "Arbeitgeber");
+        assert_eq!(table.get(&index, "chef").unwrap()[0].word, "Arbeitgeber");
     }
 
     #[test]
     fn expands_inflections_and_compound_heads_and_honours_removals() {
-        let table = table();
-        let e = expand("Mein Chef behält die Kautionen", &table, &[]);
+        let (table, index) = (table(), index());
+        let e = expand("Mein Chef behält die Kautionen", &table, &index, &[]);
         assert_eq!(e.len(), 2);
         assert_eq!(
             (e[0].from.as_str(), words(&e[0])),
             ("chef", vec!["Arbeitgeber"])
         );
         assert_eq!(e[1].from, "kautionen");
-        let e = expand("Mietkaution", &table, &[]);
+        let e = expand("Mietkaution", &table, &index, &[]);
         assert_eq!(words(&e[0]), ["Sicherheitsleistung", "Hinterlegung"]);
-        let e = expand("Mietkaution", &table, &["sicherheitsleistung".into()]);
+        let e = expand(
+            "Mietkaution",
+            &table,
+            &index,
+            &["sicherheitsleistung".into()],
+        );
         assert_eq!(words(&e[0]), ["Hinterlegung"]);
         assert!(expand(
             "Mietkaution",
             &table,
+            &index,
             &["Sicherheitsleistung".into(), "Hinterlegung".into()]
         )
         .is_empty());
         // A word the query already has is not added again; nothing for words the table lacks.
-        let e = expand("Kaution Hinterlegung", &table, &[]);
+        let e = expand("Kaution Hinterlegung", &table, &index, &[]);
         assert_eq!(words(&e[0]), ["Sicherheitsleistung"]);
-        assert!(expand("Hund Mieter", &table, &[]).is_empty());
+        assert!(expand("Hund Mieter", &table, &index, &[]).is_empty());
     }
 
     #[test]
     fn expanded_terms_rank_the_statute_word_lower_than_own_words() {
-        let index = index();
-        let table = table();
+        let (table, index) = (table(), index());
         let query = "Kaution";
         assert!(index.search(query, 5).is_empty());
-        let terms = weighted_terms(&index, query, &expand(query, &table, &[]), 0.3);
+        let terms = weighted_terms(&index, query, &expand(query, &table, &index, &[]), 0.3);
         let hits = index.search_weighted(&terms, 5);
         assert_eq!(hits[0].index, 3);
         // Expanded terms count less than the same word typed.
@@ -671,7 +888,7 @@ mod tests {
     }
 
     #[test]
-    fn the_manifest_records_the_table_or_why_there_is_none() {
+    fn the_manifest_records_the_file_or_why_there_is_none() {
         let skipped = ExpansionsEntry::Skipped {
             source: "/nope/openthesaurus.txt".into(),
             reason: "not found".into(),
@@ -680,60 +897,151 @@ mod tests {
             serde_json::to_string(&skipped).unwrap(),
             r#"{"status":"skipped","source":"/nope/openthesaurus.txt","reason":"not found"}"#
         );
-        let law = |expansions: &str| {
+        let folder = |expansions: &str| {
             format!(
-                r#"{{"laws":[{{"law":"BGB","title":"t","slug":"bgb","file":"BGB.law.a.pgb","bytes":1,"sha256":"","expansions":{expansions}}}],"bundles":[]}}"#
+                r#"{{"laws":[{{"law":"BGB","title":"t","slug":"bgb","file":"BGB.law.a.pgb","bytes":1,"sha256":""}}],"bundles":[],"expansions":{expansions}}}"#
             )
         };
-        let built = law(
-            r#"{"status":"built","file":"BGB.exp.b.pgb","bytes":3,"sha256":"","source":"s","terms":2}"#,
+        let built = folder(
+            r#"{"status":"built","file":"thesaurus.b.pgb","bytes":3,"sha256":"","source":"s","terms":2}"#,
         );
         let manifest = crate::manifest::Manifest::parse(built.as_bytes()).unwrap();
         assert_eq!(
             manifest.files().collect::<Vec<_>>(),
-            ["BGB.law.a.pgb", "BGB.exp.b.pgb"]
+            ["BGB.law.a.pgb", "thesaurus.b.pgb"]
         );
-        let unsafe_name =
-            law(r#"{"status":"built","file":"../x","bytes":3,"sha256":"","source":"s","terms":2}"#);
+        let unsafe_name = folder(
+            r#"{"status":"built","file":"../x","bytes":3,"sha256":"","source":"s","terms":2}"#,
+        );
         assert!(crate::manifest::Manifest::parse(unsafe_name.as_bytes()).is_err());
+        // A law's own table of the older layout is listed (so that a build deletes it), checked, never written.
+        let old = r#"{"laws":[{"law":"BGB","title":"t","slug":"bgb","file":"BGB.law.a.pgb","bytes":1,"sha256":"","expansions":{"status":"built","file":"BGB.exp.c.pgb","bytes":3,"sha256":"","source":"s","terms":2}}],"bundles":[]}"#;
+        let manifest = crate::manifest::Manifest::parse(old.as_bytes()).unwrap();
+        assert_eq!(
+            manifest.files().collect::<Vec<_>>(),
+            ["BGB.law.a.pgb", "BGB.exp.c.pgb"]
+        );
+        assert!(!manifest.to_json().contains("BGB.exp"));
+        let unsafe_old = old.replace("BGB.exp.c.pgb", "../y");
+        assert!(crate::manifest::Manifest::parse(unsafe_old.as_bytes()).is_err());
+    }
+
+    fn file() -> ThesaurusFile {
+        ThesaurusFile {
+            generator: "test".into(),
+            source: "openthesaurus.txt".into(),
+            notice: thesaurus().notice,
+            params: TableParams {
+                max_df_fraction: 0.2,
+                ..TableParams::default()
+            },
+            thesaurus: PreparedThesaurus::new(&thesaurus(), AnalyzerConfig::default()),
+        }
     }
 
     #[test]
-    fn file_round_trip_and_bad_input() {
-        let file = ExpansionFile {
-            generator: "test".into(),
-            law: "BGB".into(),
-            source: "openthesaurus.txt".into(),
-            notice: thesaurus().notice,
-            params: TableParams::default(),
-            table: table(),
-        };
+    fn the_file_round_trips_to_the_same_tables() {
+        let file = file();
         let bytes = file.to_bytes();
         assert_eq!(&bytes[..8], MAGIC);
-        assert_eq!(ExpansionFile::from_bytes(&bytes).unwrap(), file);
+        let back = ThesaurusFile::from_bytes(&bytes).unwrap();
+        assert_eq!(back, file);
+        // Every stemmable single word once, labelled ones too (they count as senses).
+        assert_eq!(back.thesaurus.len(), 18);
+        // Stems that are not a prefix of their word survive the prefix coding.
+        let odd = PreparedThesaurus::from_parts(
+            AnalyzerConfig::default(),
+            vec!["Ärzte".into(), "Bäume".into()],
+            vec!["arzt".into(), "bäum".into()],
+            vec![vec![
+                SetWord {
+                    word: 0,
+                    role: Role::Target,
+                },
+                SetWord {
+                    word: 1,
+                    role: Role::Dropped,
+                },
+            ]],
+        );
+        let odd = ThesaurusFile {
+            thesaurus: odd,
+            ..file
+        };
+        assert_eq!(ThesaurusFile::from_bytes(&odd.to_bytes()).unwrap(), odd);
+    }
+
+    #[test]
+    fn bad_files_say_what_is_wrong() {
+        let file = file();
+        let bytes = file.to_bytes();
         let mut flipped = bytes.clone();
         *flipped.last_mut().unwrap() ^= 1;
         assert!(matches!(
-            ExpansionFile::from_bytes(&flipped),
+            ThesaurusFile::from_bytes(&flipped),
             Err(ExpansionError::Bundle(BundleError::Checksum { .. }))
         ));
         assert_eq!(
-            ExpansionFile::from_bytes(b"<html>not found</html>....").unwrap_err().to_string(),
-            "not a Paragraf expansion file: the file starts with \"<html>no\". Most likely another file (an HTML error page?) was served in its place"
+            ThesaurusFile::from_bytes(&bytes[..bytes.len() - 5]).unwrap_err().to_string(),
+            format!(
+                "bundle is truncated: the header announces {} payload bytes but {} are present. Most likely the download was interrupted: reload, or rebuild with `paragraf build`",
+                bytes.len() - HEADER_LEN,
+                bytes.len() - HEADER_LEN - 5
+            )
         );
-        let mut unsorted = file.clone();
-        unsorted.table.entries.reverse();
         assert_eq!(
-            ExpansionFile::from_bytes(&unsorted.to_bytes())
+            ThesaurusFile::from_bytes(b"<html>not found</html>....").unwrap_err().to_string(),
+            "not a Paragraf thesaurus file: the file starts with \"<html>no\". Most likely another file (an HTML error page?) was served in its place"
+        );
+        // A per-law table of the older layout is another kind of file.
+        let old = frame_payload(b"PGRF-EXP", &[0; 4]);
+        assert!(ThesaurusFile::from_bytes(&old)
+            .unwrap_err()
+            .to_string()
+            .starts_with("not a Paragraf thesaurus file"));
+        // Payloads that decode but break the invariants, framed as a build would frame them.
+        let wire = |edit: &dyn Fn(&mut Wire)| {
+            let bytes = file.to_bytes();
+            let mut w: Wire = decode_framed(MAGIC, NAME, &bytes).unwrap();
+            edit(&mut w);
+            ThesaurusFile::from_bytes(&encode_framed(MAGIC, &w))
                 .unwrap_err()
-                .to_string(),
-            "corrupt expansion file: lay words not sorted. Rebuild with `paragraf build`"
-        );
-        let mut heavy = file;
-        heavy.table.entries[0].targets[0].weight = 2.0;
+                .to_string()
+        };
+        let corrupt =
+            |what: &str| format!("corrupt thesaurus file: {what}. Rebuild with `paragraf build`");
         assert_eq!(
-            ExpansionFile::from_bytes(&heavy.to_bytes()).unwrap_err(),
-            ExpansionError::Invalid("a weight outside (0, 1]")
+            wire(&|w| w.sets[0].push(w.words.len() as u32 * 4)),
+            corrupt("a synonym set names a word the file lacks")
+        );
+        assert_eq!(
+            wire(&|w| w.sets[0][0] |= 3),
+            corrupt("a word with an unknown role")
+        );
+        assert_eq!(
+            wire(&|w| {
+                w.stems.pop();
+            }),
+            corrupt("not one stem per word")
+        );
+        assert_eq!(
+            wire(&|w| {
+                w.words.swap(0, 1);
+                w.stems.swap(0, 1);
+            }),
+            corrupt("words not ordered by stem")
+        );
+        assert_eq!(
+            wire(&|w| w.stems[0].0 = 200),
+            corrupt("a word empty, too long or with a stem that does not fit it")
+        );
+        assert_eq!(
+            wire(&|w| w.params.max_targets = MAX_TARGETS_LIMIT + 1),
+            corrupt("table parameters out of range")
+        );
+        assert_eq!(
+            wire(&|w| w.sets[0] = vec![1; MAX_SET_WORDS + 1]),
+            corrupt("a synonym set too large")
         );
     }
 }
