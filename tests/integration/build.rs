@@ -4,6 +4,7 @@ use crate::util::{build_args, law_prefix, run, run_ok, shared, temp_dir};
 use paragraf_bundler::chunk;
 use paragraf_core::bundle::{LawBundle, StrategyBundle, VectorStore};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
+use paragraf_core::manifest::Listed;
 use paragraf_core::strategy::{BaseUnit, Strategy};
 use paragraf_core::Law;
 use paragraf_embed::{EmbeddingBackend, TextKind};
@@ -583,7 +584,8 @@ fn the_build_ships_query_expansion_or_records_why_not() {
     run_ok(&build_args(&shared("corpus/GG.xml"), "section", &out));
     let manifest = manifest_of(&out);
     let listed = manifest.expansions.as_ref().expect("an expansions entry");
-    let file = listed.file().expect("a built thesaurus file");
+    let listed = listed.built().expect("a built thesaurus file");
+    let file = &listed.file;
     assert!(file.starts_with("thesaurus.") && manifest.files().any(|f| f == file));
     let bytes = std::fs::read(out.join(file)).unwrap();
     listed.verify(&bytes).unwrap();

@@ -108,7 +108,8 @@ fn thesaurus_files_with_expansion_and_search() {
     let file = manifest
         .expansions
         .as_ref()
-        .and_then(|e| e.file())
+        .and_then(|e| e.built())
+        .map(|t| &t.file)
         .expect("the GG test bundles have a thesaurus file");
     let whole = ThesaurusFile::from_bytes(&std::fs::read(dir.join(file)).unwrap()).unwrap();
     let text = std::fs::read_to_string(paragraf_bundler::expansion::DEFAULT_THESAURUS).unwrap();

@@ -55,7 +55,8 @@ fn engine_indexes(dir: &Path) -> (LawIndex, StrategyIndex) {
     let file = manifest
         .expansions
         .as_ref()
-        .and_then(|e| e.file())
+        .and_then(|e| e.built())
+        .map(|t| &t.file)
         .expect("a thesaurus file");
     let thesaurus = ThesaurusFile::from_bytes(&std::fs::read(dir.join(file)).unwrap()).unwrap();
     let table = LawIndex::new(law.clone())

@@ -18,7 +18,7 @@ use paragraf_core::engine::{
     self, LawIndex, Mode, SearchOptions, SearchOutcome, StrategyIndex, UnitSearch,
 };
 use paragraf_core::eval::report::Report;
-use paragraf_core::expansion::{ExpansionsEntry, ThesaurusFile};
+use paragraf_core::expansion::{ThesaurusEntry, ThesaurusFile};
 use paragraf_core::federal::files::{FederalHead, FederalVectors};
 use paragraf_core::finder::TopicsFile;
 use paragraf_core::law::Law;
@@ -244,7 +244,11 @@ pub async fn law(
     let kind = BundleKind::Law;
     let label = format!("Gesetz {}", entry.law);
     // The thesaurus file (the same for every law of the folder) comes alongside the law, its progress unshown.
-    let listed = manifest.expansions.clone().filter(|e| e.file().is_some());
+    let listed = manifest
+        .expansions
+        .as_ref()
+        .and_then(|e| e.built())
+        .cloned();
     let thesaurus_file = async {
         match listed {
             Some(listed) => Some(thesaurus(data.clone(), listed, RwSignal::new(None)).await),
@@ -293,28 +297,16 @@ pub async fn law(
 /// The folder's thesaurus file (`thesaurus.<hash>.pgb`), verified and decoded once for all laws, with its name.
 async fn thesaurus(
     data: String,
-    listed: ExpansionsEntry,
+    listed: ThesaurusEntry,
     progress: RwSignal<Progress>,
 ) -> Result<(Arc<ThesaurusFile>, String), Failure> {
-    let file = listed.file().unwrap_or_default().to_string();
+    let file = listed.file.clone();
     let name = file.clone();
     let decoded = shared(&THESAURUS, file.clone(), move || {
         async move {
             let kind = BundleKind::Expansions;
-            let expected = match &listed {
-                ExpansionsEntry::Built { bytes, .. } => *bytes,
-                ExpansionsEntry::Skipped { .. } => 0,
-            };
-            let (bytes, _) = verified_bytes(
-                &data,
-                kind,
-                &file,
-                |b| listed.verify(b),
-                expected,
-                "Synonymtabelle",
-                progress,
-            )
-            .await?;
+            let (bytes, _) =
+                verified_listed(&data, kind, &listed, "Synonymtabelle", progress).await?;
             let decoded = decode_checked(
                 kind,
                 &file,

@@ -154,12 +154,12 @@ impl BundleFolder {
             .filter_map(|l| l.old_expansion_table.take()?.file)
             .map(|old| (old, String::new()))
             .collect();
-        let current = entry.file().unwrap_or_default().to_string();
+        let current = entry.built().map(|t| t.file.clone()).unwrap_or_default();
         if let Some(old) = manifest.expansions.replace(entry) {
             superseded.extend(
-                old.file()
-                    .filter(|&f| f != current)
-                    .map(|f| (f.to_string(), current)),
+                old.built()
+                    .filter(|t| t.file != current)
+                    .map(|t| (t.file.clone(), current)),
             );
         }
         Ok((

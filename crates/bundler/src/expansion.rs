@@ -8,7 +8,9 @@
 
 use paragraf_core::analyzer::AnalyzerConfig;
 use paragraf_core::expansion::thesaurus::{Thesaurus, ThesaurusError, MAX_THESAURUS_BYTES};
-use paragraf_core::expansion::{ExpansionsEntry, PreparedThesaurus, TableParams, ThesaurusFile};
+use paragraf_core::expansion::{
+    ExpansionsEntry, PreparedThesaurus, TableParams, ThesaurusEntry, ThesaurusFile,
+};
 use paragraf_core::manifest::{sha256_hex, Manifest};
 use std::io::Read;
 use std::path::Path;
@@ -162,13 +164,13 @@ impl Outcome {
             Outcome::Built(file) => {
                 let bytes = file.to_bytes();
                 let name = write(&bytes)?;
-                ExpansionsEntry::Built {
+                ExpansionsEntry::Built(ThesaurusEntry {
                     file: name,
                     bytes: bytes.len() as u64,
                     sha256: sha256_hex(&bytes),
                     source: file.source.clone(),
                     terms: file.thesaurus.len(),
-                }
+                })
             }
             Outcome::Skipped { source, reason } => ExpansionsEntry::Skipped {
                 source: source.clone(),
@@ -200,12 +202,15 @@ pub fn read_expansions(
     dir: &Path,
     manifest: &Manifest,
 ) -> Result<Option<ThesaurusFile>, ReadExpansionsError> {
-    let Some(ExpansionsEntry::Built {
+    let Some(ThesaurusEntry {
         file,
         bytes,
         sha256,
         ..
-    }) = &manifest.expansions
+    }) = manifest
+        .expansions
+        .as_ref()
+        .and_then(ExpansionsEntry::built)
     else {
         return Ok(None);
     };

@@ -280,7 +280,13 @@ macro_rules! listed_by_fields {
     )*};
 }
 
-listed_by_fields!(FileEntry, EncoderEntry, LawEntry, BundleEntry);
+listed_by_fields!(
+    FileEntry,
+    EncoderEntry,
+    LawEntry,
+    BundleEntry,
+    crate::expansion::ThesaurusEntry
+);
 
 /// Lower-case hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -446,7 +452,12 @@ impl Manifest {
                     .iter()
                     .filter_map(|l| l.old_expansion_table.as_ref()?.file.as_deref()),
             )
-            .chain(self.expansions.iter().filter_map(|e| e.file()))
+            .chain(
+                self.expansions
+                    .iter()
+                    .filter_map(|e| e.built())
+                    .map(|t| t.file.as_str()),
+            )
             .chain(self.encoder.iter().map(|e| e.file.as_str()))
             .chain(
                 self.federal

@@ -43,7 +43,6 @@ use crate::analyzer::{Analyzer, AnalyzerConfig, MIN_PART_CHARS};
 use crate::bundle::{decode_framed, encode_framed, BundleError};
 #[cfg(test)]
 use crate::bundle::{frame_payload, HEADER_LEN};
-use crate::manifest::{verify_bytes, ManifestError};
 use crate::search::bm25::Bm25Index;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -328,18 +327,7 @@ impl ThesaurusFile {
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum ExpansionsEntry {
     /// A thesaurus file was written.
-    Built {
-        /// File name (content-hashed).
-        file: String,
-        /// File size.
-        bytes: u64,
-        /// SHA-256 of the file (lower-case hex).
-        sha256: String,
-        /// The thesaurus it was made from.
-        source: String,
-        /// Distinct words in the file.
-        terms: usize,
-    },
+    Built(ThesaurusEntry),
     /// None was: the thesaurus was missing or malformed.
     Skipped {
         /// The thesaurus path tried.
@@ -349,29 +337,27 @@ pub enum ExpansionsEntry {
     },
 }
 
+/// The thesaurus file a build wrote ([`ExpansionsEntry::Built`]); checked with [`crate::manifest::Listed`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThesaurusEntry {
+    /// File name (content-hashed).
+    pub file: String,
+    /// File size.
+    pub bytes: u64,
+    /// SHA-256 of the file (lower-case hex).
+    pub sha256: String,
+    /// The thesaurus it was made from.
+    pub source: String,
+    /// Distinct words in the file.
+    pub terms: usize,
+}
+
 impl ExpansionsEntry {
     /// The file, if one was written.
-    pub fn file(&self) -> Option<&str> {
+    pub fn built(&self) -> Option<&ThesaurusEntry> {
         match self {
-            ExpansionsEntry::Built { file, .. } => Some(file),
+            ExpansionsEntry::Built(entry) => Some(entry),
             ExpansionsEntry::Skipped { .. } => None,
-        }
-    }
-
-    /// Checks `bytes` against a built entry (see [`verify_bytes`]).
-    pub fn verify(&self, bytes: &[u8]) -> Result<(), ManifestError> {
-        match self {
-            ExpansionsEntry::Built {
-                file,
-                bytes: size,
-                sha256,
-                ..
-            } => verify_bytes(file, bytes, *size, sha256),
-            ExpansionsEntry::Skipped { source, .. } => Err(ManifestError::Mismatch {
-                file: source.clone(),
-                expected: "no thesaurus file".into(),
-                found: format!("{} bytes", bytes.len()),
-            }),
         }
     }
 }
