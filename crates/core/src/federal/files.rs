@@ -877,4 +877,47 @@ mod tests {
             "runs {runs:?}, axes {axes:?}"
         );
     }
+
+    /// Scoring in blocks gives each row the sum of its table entries, across a partial last block and with
+    /// rows left out by `keep`.
+    #[test]
+    fn blocked_scores_equal_row_by_row_sums() {
+        let mut rng = crate::rng::SplitMix64::new(11);
+        let (n, dim) = (SCORE_BLOCK * 2 + 37, 10);
+        let values: Vec<f32> = (0..n * dim)
+            .map(|_| (rng.below(2001) as f32 - 1000.0) / 1000.0)
+            .collect();
+        let store = VectorStore::F32 {
+            dim: dim as u32,
+            values,
+        };
+        let rows: Vec<u32> = (0..n as u32).map(|r| r * 2).collect();
+        let vectors = QuantizedVectors::from_store(&store, rows.clone(), "m".into());
+        let query: Vec<f32> = (0..dim).map(|d| d as f32 / 10.0 - 0.4).collect();
+        let padded = rotate(&vectors.rotation, dim, &query);
+        let (subspaces, centroids) = (vectors.subspaces(), vectors.centroids as usize);
+        let expected = |r: usize| -> f32 {
+            (0..subspaces)
+                .map(|j| {
+                    let c = vectors.codes[r * subspaces + j] as usize;
+                    let centroid = &vectors.codebook[(j * centroids + c) * SUB_DIM..][..SUB_DIM];
+                    let q = &padded[j * SUB_DIM..(j + 1) * SUB_DIM];
+                    q.iter().zip(centroid).map(|(a, b)| a * b).sum::<f32>()
+                })
+                .sum()
+        };
+        let keep = |doc: u32| !doc.is_multiple_of(3);
+        let hits = vectors.top(&query, n, &keep);
+        assert_eq!(hits.len(), rows.iter().filter(|&&d| keep(d)).count());
+        for hit in &hits {
+            let r = (hit.index / 2) as usize;
+            assert!(keep(hit.index));
+            assert!(
+                (hit.score - expected(r)).abs() < 1e-4,
+                "row {r}: {} vs {}",
+                hit.score,
+                expected(r)
+            );
+        }
+    }
 }
