@@ -8,6 +8,7 @@
 # PARAGRAF_LAWS=all builds every federal law from the shared archive (or a list `StVO 2013,KSchG`, or @FILE)
 # instead of the BGB, with the `section` strategy unless PARAGRAF_STRATEGIES says otherwise (cost printed first);
 # PARAGRAF_STRATEGIES=none builds them without vectors (BM25 only) in about 5 minutes.
+# With the BGB, the ranking learns from ../shared/eval/gerlayqa/bgb_dev.json when it is there (PARAGRAF_LEARN_FROM).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -46,6 +47,19 @@ if [[ -n "$laws" ]]; then
 else
   printf '\n==> building the BGB bundles (%s, model %s) into out/bundles\n' "$strategies" "$model"
   ./target/debug/paragraf build --law BGB --corpus-dir "$corpus" --strategies "$strategies" --model "$model" --out out/bundles
+fi
+
+# Learning from labelled lay questions (`paragraf learn`): GerLayQA's dev split when it is there. What is learned
+# inherits GerLayQA's licence (non-commercial research only): it stays in out/bundles, for local research use.
+# PARAGRAF_LEARN_FROM names another question file; PARAGRAF_LEARN_FROM= (empty) turns learning off.
+learn_from="${PARAGRAF_LEARN_FROM-../shared/eval/gerlayqa/bgb_dev.json}"
+if [[ -z "$laws" && -n "$learn_from" && -f "$learn_from" ]]; then
+  printf '\n==> learning from %s (GerLayQA: non-commercial research use only; kept local in out/bundles):\n' "$learn_from"
+  printf '    which sections lay people ask about, similar past questions, ranking weights; 5-fold cross-validated\n'
+  printf '    first (measured about 3 minutes for the default strategies on 2 cores). PARAGRAF_LEARN_FROM= skips it.\n'
+  ./target/debug/paragraf learn --questions "$learn_from" --bundles out/bundles --law BGB
+elif [[ -z "$laws" ]]; then
+  printf '\n==> no labelled questions at %s: the app ranks without learning\n' "${learn_from:-(PARAGRAF_LEARN_FROM empty)}"
 fi
 
 printf '\n==> building the browser app into dist/\n'

@@ -1,7 +1,7 @@
 //! The bounded fuzz run of every `cargo test`: a fixed seed, [`INPUTS`] mutated inputs per target, over the readers
 //! of untrusted files — law and strategy bundles (then index and search), the thesaurus file (then a law's
 //! expansion table, expansion and weighted search), the index across laws (head and posting shards, then search in every mode; the law finder's
-//! topics, then the finder), the browser's
+//! topics, then the finder), the learned file (then learned search in every mode), the browser's
 //! e5 model file (then embedding), the manifest, the law XML parser and the model
 //! container. Seeds are real files (the GG test bundles, the GG's XML) plus a tiny model container;
 //! mutation and the per-input work are `paragraf_core::fuzz`'s, shared with the cargo-fuzz targets for long runs.
@@ -131,6 +131,39 @@ fn thesaurus_files_with_expansion_and_search() {
         &seeds,
         |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::expansion::MAGIC),
         |input| fuzz::thesaurus_file(input, Some(&law)),
+    );
+}
+
+/// Seeds: files learned for the GG test folder from questions written for the learning test (BM25 only, and
+/// with the folder's `section` vectors: dense and hybrid rankers, question vectors).
+#[test]
+fn learned_files_with_learned_search() {
+    let tmp = crate::util::temp_dir();
+    let dir = tmp.path().join("gg");
+    crate::util::copy_folder(gg_bundles(), &dir);
+    let questions = crate::learn::gg_questions(tmp.path());
+    let mut seeds = Vec::new();
+    for strategies in ["none", "section"] {
+        crate::util::run_ok(&[
+            "learn",
+            "--questions",
+            questions.to_str().unwrap(),
+            "--bundles",
+            dir.to_str().unwrap(),
+            "--strategies",
+            strategies,
+            "--folds",
+            "2",
+        ]);
+        let manifest = Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+        seeds.push(std::fs::read(dir.join(&manifest.learned.unwrap().file.file)).unwrap());
+    }
+    let law = fuzz::law_bundle(&bundle_files("law")[0]).expect("the GG law bundle decodes");
+    run(
+        "learned file",
+        &seeds,
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::learning::MAGIC),
+        |input| fuzz::learned_file(input, Some(&law)),
     );
 }
 

@@ -8,6 +8,7 @@ mod embed;
 mod federal;
 mod fuzz;
 mod gemma;
+mod learn;
 mod mcp;
 mod proxy;
 mod search;

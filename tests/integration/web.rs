@@ -2219,6 +2219,79 @@ fn a_folder_without_vectors_searches_with_bm25_and_sends_nothing() {
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }
 
+/// A BGB folder with a learned file (learned from questions written for the tests): the page says what the
+/// ranking learned from, a lifted result says how many similar questions led to it, and `lernen=aus` (the
+/// "Gelerntes" switch) ranks unlearned.
+#[test]
+fn learned_ranking_says_where_it_comes_from_and_can_be_switched_off() {
+    let dir = temp_dir();
+    let bundles = crate::learn::bgb_lexical(dir.path());
+    crate::util::run_ok(&[
+        "learn",
+        "--questions",
+        crate::learn::taught_questions(dir.path()).to_str().unwrap(),
+        "--bundles",
+        bundles.to_str().unwrap(),
+        "--folds",
+        "3",
+        "--source",
+        "Paragraf-Testfragen",
+    ]);
+    let site = crate::util::serve_static(vec![
+        ("/bundles/".into(), bundles.clone()),
+        ("/".into(), dist()),
+    ]);
+    let browser = Browser::start();
+    let question = crate::util::form_encode("Der Vermieter rückt meine Mietkaution nicht raus");
+    browser.goto(&format!("http://{site}/?law=BGB&mode=bm25&q={question}"));
+    let loaded = browser.wait_text("#loaded", "the law", |t| t.starts_with("Bereit"));
+    assert!(
+        loaded
+            .contains("Rangfolge gelernt aus 24 Laienfragen (Paragraf-Testfragen, nur Forschung)"),
+        "{loaded}"
+    );
+    let meta = browser.wait_text("#result-meta", "learned results", |t| {
+        t.contains("Treffer in BGB")
+    });
+    assert!(
+        meta.contains(" · Rangfolge gelernt aus 24 Laienfragen"),
+        "{meta}"
+    );
+    let lifted: Value = browser.script(
+        "return [...document.querySelectorAll('li.result')].filter(li => li.querySelector('h2').textContent.startsWith('§ 551 ')).map(li => li.querySelector('.precedents')?.textContent ?? '')",
+        json!([]),
+    );
+    let said = lifted[0].as_str().expect("§ 551 among the results");
+    assert!(
+        said.ends_with("führten zu § 551") || said == "1 ähnliche Frage führte zu § 551",
+        "{said}"
+    );
+    assert_eq!(
+        browser.script(
+            "return document.querySelector('#learning').checked",
+            json!([])
+        ),
+        json!(true)
+    );
+    // Switched off: unlearned, and the address says so.
+    browser.script("document.querySelector('#learning').click()", json!([]));
+    let meta = browser.wait_text("#result-meta", "unlearned results", |t| {
+        t.contains("Treffer in BGB") && !t.contains("gelernt")
+    });
+    assert!(!meta.contains("Rangfolge"), "{meta}");
+    assert_eq!(
+        browser.script(
+            "return document.querySelectorAll('.precedents').length",
+            json!([])
+        ),
+        json!(0)
+    );
+    let url: Value = browser.script("return location.search", json!([]));
+    assert!(url.as_str().unwrap().contains("lernen=aus"), "{url}");
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}
+
 /// Questions across all laws for the throttled cold start (lay words of several fields of law).
 const FEDERAL_QUERIES: [&str; 10] = [
     "Wie lange darf mein Vermieter die Kaution behalten?",

@@ -38,6 +38,8 @@ pub struct Ctx {
     pub expand: RwSignal<bool>,
     /// Citation-graph re-ranking on or off.
     pub graph: RwSignal<bool>,
+    /// Ranking with what was learned from past questions on or off.
+    pub learning: RwSignal<bool>,
     pub unit_search: RwSignal<UnitSearch>,
     /// Where query vectors come from (automatic, only the proxy, only the browser).
     pub encoder: RwSignal<EncoderChoice>,
@@ -129,6 +131,7 @@ impl Ctx {
         let mode = RwSignal::new(start.mode);
         let expand = RwSignal::new(start.expand);
         let graph = RwSignal::new(start.graph);
+        let learning = RwSignal::new(start.learning);
         let unit_search = RwSignal::new(start.unit_search);
         let encoder_choice = RwSignal::new(start.encoder);
         let progress = RwSignal::new(None);
@@ -262,6 +265,7 @@ impl Ctx {
                 without: without.get(),
                 expand: expand.get(),
                 graph: graph.get(),
+                learning: learning.get(),
                 mode: mode.get(),
                 unit_search: unit_search.get(),
             };
@@ -366,6 +370,7 @@ impl Ctx {
             mode,
             expand,
             graph,
+            learning,
             unit_search,
             encoder: encoder_choice,
             page,
@@ -417,6 +422,7 @@ impl Ctx {
             mode: self.mode.get(),
             expand: self.expand.get(),
             graph: self.graph.get(),
+            learning: self.learning.get(),
             unit_search: self.unit_search.get(),
             data: self.data.get(),
             proxy: self.proxy_from_url.get().then(|| self.proxy_url.get()),

@@ -9,6 +9,7 @@ use paragraf_core::engine::EngineError;
 use paragraf_core::expansion::ExpansionError;
 use paragraf_core::federal::files::FederalFileError;
 use paragraf_core::finder::TopicsError;
+use paragraf_core::learning::LearningError;
 use paragraf_core::manifest::ManifestError;
 
 /// Which kind of bundle a failure concerns.
@@ -24,6 +25,8 @@ pub enum BundleKind {
     Federal,
     /// The law finder's topics of all laws.
     Topics,
+    /// What was learned from past questions (`paragraf learn`).
+    Learned,
 }
 
 impl BundleKind {
@@ -35,6 +38,7 @@ impl BundleKind {
             BundleKind::Expansions => "Synonymtabelle",
             BundleKind::Federal => "Gesamtindex",
             BundleKind::Topics => "Themenliste",
+            BundleKind::Learned => "Gelerntes aus Laienfragen",
         }
     }
 }
@@ -55,6 +59,8 @@ pub enum BundleProblem {
     Federal(FederalFileError),
     /// A topics file that does not decode or breaks its limits.
     Topics(TopicsError),
+    /// A learned file that does not decode, breaks its limits or belongs to another law.
+    Learned(LearningError),
 }
 
 /// Why the in-browser encoder failed.
@@ -208,6 +214,7 @@ impl fmt::Display for Failure {
                     BundleProblem::Expansions(e) => write!(f, "{e}"),
                     BundleProblem::Federal(e) => write!(f, "{e}"),
                     BundleProblem::Topics(e) => write!(f, "{e}"),
+                    BundleProblem::Learned(e) => write!(f, "{e}"),
                 }
             }
             Failure::ProxyAnswer { url, detail } => {

@@ -22,7 +22,10 @@ use paragraf_core::expansion::{ThesaurusEntry, ThesaurusFile};
 use paragraf_core::federal::files::{FederalHead, FederalVectors};
 use paragraf_core::finder::TopicsFile;
 use paragraf_core::law::Law;
-use paragraf_core::manifest::{BundleEntry, FederalEntry, LawEntry, Listed, Manifest, MANIFEST};
+use paragraf_core::learning::{LearnedFile, Provenance};
+use paragraf_core::manifest::{
+    BundleEntry, FederalEntry, LawEntry, LearnedEntry, Listed, Manifest, MANIFEST,
+};
 use paragraf_core::search::bm25::PostingShard;
 use paragraf_core::search::graph::cross_validated_weight;
 
@@ -41,6 +44,9 @@ pub struct LoadedLaw {
     /// Query expansion: `None` when the manifest lists no thesaurus file, else the file's number of words or why
     /// it could not be used (then the law is searched without expansion).
     pub expansions: Option<Result<usize, Failure>>,
+    /// What was learned from past questions: `None` when the manifest lists nothing learned for this law, else
+    /// where it was learned from, or why it could not be used (then the law is ranked unlearned).
+    pub learned: Option<Result<Provenance, Failure>>,
     /// The law's statutory definitions, for the terms marked in results.
     pub definitions: LawDefinitions,
 }
@@ -255,9 +261,22 @@ pub async fn law(
             None => None,
         }
     };
-    let (law_bytes, thesaurus_file) = futures::join!(
+    // So does the learned file of this law, if the folder has one.
+    let learned_entry = manifest
+        .learned
+        .as_ref()
+        .filter(|l| l.law == entry.law)
+        .cloned();
+    let learned_file = async {
+        match learned_entry {
+            Some(listed) => Some(learned(&data, listed).await),
+            None => None,
+        }
+    };
+    let (law_bytes, thesaurus_file, learned_file) = futures::join!(
         verified_listed(&data, kind, &entry, &label, progress),
-        thesaurus_file
+        thesaurus_file,
+        learned_file
     );
     let (bytes, verify_ms) = law_bytes?;
     let bundle = decode_checked(
@@ -283,15 +302,47 @@ pub async fn law(
         Some(Err(failure)) => (index, Some(Err(failure))),
         None => (index, None),
     };
+    // A broken or foreign learned file costs the learning, not the law.
+    let (index, learned) = match learned_file {
+        Some(Ok((file, name))) => match file.resolve(&index.law) {
+            Ok((learning, _)) => {
+                let provenance = learning.provenance.clone();
+                (index.with_learning(learning), Some(Ok(provenance)))
+            }
+            Err(e) => {
+                let failure = bundle_failure(BundleKind::Learned, &name, BundleProblem::Learned(e));
+                (index, Some(Err(failure)))
+            }
+        },
+        Some(Err(failure)) => (index, Some(Err(failure))),
+        None => (index, None),
+    };
     let loaded = Rc::new(LoadedLaw {
         definitions: LawDefinitions::new(&index.law),
         index,
         entry,
         verify_ms,
         expansions,
+        learned,
     });
     remember(&loaded.entry.file, &loaded);
     Ok(loaded)
+}
+
+/// A law's learned file (`learned.<hash>.pgb`), verified and decoded, with its name.
+async fn learned(data: &str, listed: LearnedEntry) -> Result<(LearnedFile, String), Failure> {
+    let kind = BundleKind::Learned;
+    let name = listed.file.file.clone();
+    let (bytes, _) =
+        verified_listed(data, kind, &listed.file, "Gelerntes", RwSignal::new(None)).await?;
+    let file = decode_checked(
+        kind,
+        &name,
+        bytes,
+        |b| LearnedFile::from_bytes(b).map_err(BundleProblem::Learned),
+        |_| Ok(()),
+    )?;
+    Ok((file, name))
 }
 
 /// The folder's thesaurus file (`thesaurus.<hash>.pgb`), verified and decoded once for all laws, with its name.
@@ -557,6 +608,8 @@ pub struct SearchRequest {
     pub expand: bool,
     /// Citation-graph re-ranking on.
     pub graph: bool,
+    /// Ranking with what was learned (when the law has it).
+    pub learning: bool,
     pub mode: Mode,
     pub unit_search: UnitSearch,
 }
@@ -577,6 +630,7 @@ pub async fn run_search(
         without,
         expand,
         graph,
+        learning,
         mode,
         unit_search,
     } = request;
@@ -603,6 +657,7 @@ pub async fn run_search(
         } else {
             0.0
         },
+        learning,
         ..defaults
     };
     let t0 = fetch::now_ms();

@@ -1,4 +1,4 @@
-//! The search state that lives in the URL (`?q=&ohne=&law=&s=&mode=&syn=&graph=&u=&vektor=`), so a search can be shared and
+//! The search state that lives in the URL (`?q=&ohne=&law=&s=&mode=&syn=&graph=&lernen=&u=&vektor=`), so a search can be shared and
 //! reloaded.
 
 use paragraf_core::engine::{Mode, UnitSearch};
@@ -22,6 +22,8 @@ pub struct UrlState {
     pub expand: bool,
     /// Citation-graph re-ranking on (`graph=an`; off by default).
     pub graph: bool,
+    /// Ranking with what the folder learned from past questions, when it has it (on by default; `lernen=aus`).
+    pub learning: bool,
     /// Exact scan or HNSW.
     pub unit_search: UnitSearch,
     /// Another bundle folder (`?data=`), relative to the page or absolute.
@@ -99,6 +101,7 @@ impl Default for UrlState {
             mode: Mode::default(),
             expand: true,
             graph: false,
+            learning: true,
             unit_search: UnitSearch::default(),
             data: None,
             proxy: None,
@@ -137,6 +140,7 @@ impl UrlState {
                 "mode" => state.mode = value.parse().unwrap_or_default(),
                 "syn" => state.expand = value != "aus",
                 "graph" => state.graph = value == "an",
+                "lernen" => state.learning = value != "aus",
                 "u" => state.unit_search = value.parse().unwrap_or_default(),
                 "data" if !value.is_empty() => state.data = Some(value),
                 "proxy" if !value.is_empty() => state.proxy = Some(value),
@@ -181,6 +185,9 @@ impl UrlState {
         }
         if self.graph {
             parts.push("graph=an".to_string());
+        }
+        if !self.learning {
+            parts.push("lernen=aus".to_string());
         }
         if self.unit_search != UnitSearch::default() {
             parts.push(format!("u={}", self.unit_search));
@@ -269,6 +276,7 @@ mod tests {
             mode: Mode::Bm25,
             expand: false,
             graph: true,
+            learning: false,
             unit_search: UnitSearch::Hnsw,
             data: Some("https://example.org/b/".into()),
             proxy: Some("http://127.0.0.1:9/".into()),
@@ -284,7 +292,9 @@ mod tests {
             query.contains("&ohne=Sicherheitsleistung,Gro%C3%9F%2C+mutter&"),
             "{query}"
         );
+        assert!(query.contains("&lernen=aus&"), "{query}");
         assert_eq!(UrlState::parse(&query), state);
+        assert!(!UrlState::default().to_query().contains("lernen"));
     }
 
     #[test]

@@ -40,6 +40,9 @@ enum Command {
     Federal(cmd::federal::FederalArgs),
     /// Evaluate strategies on GerLayQA questions: recall, MRR, nDCG, latency, significance; report + charts.
     Eval(Box<cmd::eval::EvalArgs>),
+    /// Learn from labelled lay questions (a demand prior, similar past questions, ranking weights) for a bundle
+    /// folder; cross-validated before it is written.
+    Learn(Box<cmd::learn::LearnArgs>),
     /// Get or inspect the local e5 embedding model.
     Model(cmd::model::ModelArgs),
     /// Embed text with the local e5 encoder (vector summary, or JSON lines with --batch).
@@ -122,6 +125,7 @@ fn exit_code(error: &anyhow::Error) -> i32 {
                 .downcast_ref::<paragraf_bundler::federal::FederalError>()
                 .is_some_and(|e| e.is_bad_data())
             || cause.is::<paragraf_core::eval::report::ReportError>()
+            || cause.is::<paragraf_core::learning::LearningError>()
             || cause.is::<paragraf_core::names::NameError>()
             || cause.is::<paragraf_core::strategy::UnknownStrategy>()
             || cause.is::<serde_json::Error>()
@@ -138,6 +142,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Corpus { command, dir } => cmd::corpus::run(command, &dir),
         Command::Build(args) => cmd::build::run(*args),
         Command::Eval(args) => cmd::eval::run(*args),
+        Command::Learn(args) => cmd::learn::run(*args),
         Command::Bundles(args) => cmd::bundles::run(args),
         Command::Federal(args) => cmd::federal::run(args),
         Command::Model(args) => cmd::model::run(args),

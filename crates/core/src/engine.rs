@@ -21,6 +21,7 @@ use crate::expansion::{
     expand, weighted_terms, Expansion, ExpansionError, ExpansionTable, ThesaurusFile,
 };
 use crate::law::Law;
+use crate::learning::{FirstStage, Learning, Provenance};
 use crate::search::aggregate::{aggregate, Aggregation, UnitSections};
 use crate::search::bm25::{Bm25Index, Bm25Params};
 use crate::search::citation::{cited_first, cited_sections};
@@ -191,6 +192,9 @@ pub struct SearchOptions {
     pub expansion_weight: f32,
     /// Weight of the citation-graph spread over the section ranking ([`crate::search::graph`]; 0: off).
     pub graph_weight: f32,
+    /// Rank with what was learned from past questions when the law has it ([`LawIndex::with_learning`],
+    /// [`crate::learning`]; true). Off: the unlearned ranking, to compare.
+    pub learning: bool,
 }
 
 /// Default [`SearchOptions::expansion_weight`] (the app, `paragraf search`, MCP): the weight that 5-fold
@@ -216,6 +220,7 @@ impl Default for SearchOptions {
             citations_first: true,
             expansion_weight: DEFAULT_EXPANSION_WEIGHT,
             graph_weight: 0.0,
+            learning: true,
         }
     }
 }
@@ -231,6 +236,8 @@ pub struct LawIndex {
     expansions: Option<ExpansionTable>,
     /// The law's in-law citations, for graph-aware ranking.
     graph: CitationGraph,
+    /// What was learned from past questions about this law, when the folder has it.
+    learning: Option<Learning>,
 }
 
 /// What a section is searched by lexically: its heading line (`title_weight` times: BM25 has no fields, so a
@@ -271,7 +278,25 @@ impl LawIndex {
             bm25,
             bm25_sections,
             expansions: None,
+            learning: None,
         }
+    }
+
+    /// The index with what was learned from past questions ([`crate::learning`]): every search ranks with it
+    /// unless [`SearchOptions::learning`] is off.
+    pub fn with_learning(mut self, learning: Learning) -> Self {
+        self.learning = Some(learning);
+        self
+    }
+
+    /// Replaces (or with `None` removes) what was learned, e.g. per fold of a cross-validation.
+    pub fn set_learning(&mut self, learning: Option<Learning>) {
+        self.learning = learning;
+    }
+
+    /// What was learned, if the index has it.
+    pub fn learning(&self) -> Option<&Learning> {
+        self.learning.as_ref()
     }
 
     /// The index with a query-expansion table.
@@ -488,6 +513,9 @@ pub struct SectionHit {
     pub cited: bool,
     /// Units of the strategy that hit and count for this section, best first (for highlighting).
     pub units: Vec<Hit>,
+    /// How many of the most similar past questions had this section as gold (0 without learning): "12 ähnliche
+    /// Fragen führten zu § 573c".
+    pub precedents: u32,
 }
 
 /// What a search found and what ran to find it.
@@ -507,6 +535,8 @@ pub struct SearchOutcome {
     /// What query expansion added to the BM25 query (to show, and to let the user remove); empty when no
     /// expansion ran (no table, weight 0, dense mode or nothing to expand).
     pub expansions: Vec<Expansion>,
+    /// Where the learned ranking came from, when it ranked ([`crate::learning`]); `None`: unlearned.
+    pub learned: Option<Provenance>,
 }
 
 /// Runs a search. `vector` is the query embedding (absent without the proxy: then only BM25 runs, whatever
@@ -558,30 +588,62 @@ pub fn search_expanded(
     } else {
         options.section_k
     };
-    let (ranking, units) = match (options.mode, dense_input) {
-        (Mode::Dense, Some((s, v))) => s.dense(v, options, first_k)?,
-        (Mode::Hybrid, Some((s, v))) => {
-            let (dense, units) = s.dense(v, options, depth)?;
-            let lexical = lexical(depth);
-            let ids = |hits: &[Hit]| hits.iter().map(|h| h.index).collect::<Vec<_>>();
-            let (dense_ids, lexical_ids) = (ids(&dense), ids(&lexical));
-            let fused = reciprocal_rank_fusion(
-                &[
-                    Ranked {
-                        ids: &lexical_ids,
-                        weight: options.bm25_weight,
+    let mode_ran = match dense_input {
+        Some(_) => options.mode,
+        None => Mode::Bm25,
+    };
+    let strategy_name = strategy.map(|s| s.bundle.strategy.as_str());
+    let learning = law
+        .learning
+        .as_ref()
+        .filter(|l| options.learning && l.ranker(strategy_name, mode_ran).is_some());
+    let (ranking, units, precedents) = match learning {
+        Some(learning) => {
+            let (lexical, dense, units) =
+                first_stage(dense_input, mode_ran, options, depth, &lexical)?;
+            let reranked = learning
+                .rerank(
+                    strategy_name,
+                    mode_ran,
+                    &law.bm25.query_terms(text),
+                    dense_input.map(|(s, v)| (s.bundle.model.as_str(), v)),
+                    FirstStage {
+                        lexical: &lexical,
+                        dense: dense.as_deref(),
                     },
-                    Ranked {
-                        ids: &dense_ids,
-                        weight: options.dense_weight,
-                    },
-                ],
-                options.rrf_k,
-                first_k,
-            );
-            (fused, units)
+                    first_k,
+                )
+                .expect("a ranker for this run was found above");
+            (reranked.ranking, units, reranked.precedents)
         }
-        _ => (lexical(first_k), Vec::new()),
+        None => {
+            let (ranking, units) = match (options.mode, dense_input) {
+                (Mode::Dense, Some((s, v))) => s.dense(v, options, first_k)?,
+                (Mode::Hybrid, Some((s, v))) => {
+                    let (dense, units) = s.dense(v, options, depth)?;
+                    let lexical = lexical(depth);
+                    let ids = |hits: &[Hit]| hits.iter().map(|h| h.index).collect::<Vec<_>>();
+                    let (dense_ids, lexical_ids) = (ids(&dense), ids(&lexical));
+                    let fused = reciprocal_rank_fusion(
+                        &[
+                            Ranked {
+                                ids: &lexical_ids,
+                                weight: options.bm25_weight,
+                            },
+                            Ranked {
+                                ids: &dense_ids,
+                                weight: options.dense_weight,
+                            },
+                        ],
+                        options.rrf_k,
+                        first_k,
+                    );
+                    (fused, units)
+                }
+                _ => (lexical(first_k), Vec::new()),
+            };
+            (ranking, units, std::collections::HashMap::new())
+        }
     };
     let ranking = law
         .graph
@@ -603,6 +665,7 @@ pub fn search_expanded(
                 .find(|h| h.index == section)
                 .map_or(0.0, |h| h.score),
             cited: cited.contains(&section),
+            precedents: precedents.get(&section).copied().unwrap_or(0),
             units: strategy.map_or_else(Vec::new, |strategy| {
                 units
                     .iter()
@@ -620,6 +683,7 @@ pub fn search_expanded(
             hnsw_unavailable: false,
             model: None,
             expansions,
+            learned: learning.map(|l| l.provenance.clone()),
         },
         Some((strategy, _)) => {
             let route = strategy.unit_route(options.unit_search);
@@ -631,9 +695,58 @@ pub fn search_expanded(
                     && route != UnitRoute::Hnsw,
                 model: Some(strategy.bundle.model.clone()),
                 expansions,
+                learned: learning.map(|l| l.provenance.clone()),
             }
         }
     })
+}
+
+/// BM25 and dense section lists `depth` deep as the mode that runs uses them (dense mode: no BM25 list; BM25
+/// mode: no dense list), with the dense list's unit hits: what learning reranks
+/// ([`crate::learning::FirstStage`]). `lexical` runs the (expanded) BM25 query.
+#[allow(clippy::type_complexity)]
+fn first_stage(
+    dense_input: Option<(&StrategyIndex, &[f32])>,
+    mode: Mode,
+    options: &SearchOptions,
+    depth: usize,
+    lexical: &dyn Fn(usize) -> Vec<Hit>,
+) -> Result<(Vec<Hit>, Option<Vec<Hit>>, Vec<Hit>), EngineError> {
+    let (dense, units) = match dense_input {
+        Some((s, v)) => {
+            let (dense, units) = s.dense(v, options, depth)?;
+            (Some(dense), units)
+        }
+        None => (None, Vec::new()),
+    };
+    let lexical = match mode {
+        Mode::Dense => Vec::new(),
+        _ => lexical(depth),
+    };
+    Ok((lexical, dense, units))
+}
+
+/// The first stages of a search without learning, 100 sections deep, as [`search`] hands them to learning:
+/// what [`crate::learning::fit`] trains on. `vector` and `strategy` as for [`search`]; no query expansion.
+pub fn first_stages(
+    law: &LawIndex,
+    strategy: Option<&StrategyIndex>,
+    text: &str,
+    vector: Option<&[f32]>,
+    mode: Mode,
+) -> Result<(Vec<Hit>, Option<Vec<Hit>>), EngineError> {
+    let options = SearchOptions {
+        mode,
+        ..SearchOptions::default()
+    };
+    let dense_input = match (mode, strategy, vector) {
+        (Mode::Bm25, _, _) | (_, None, _) | (_, _, None) => None,
+        (_, Some(s), Some(v)) => Some((s, v)),
+    };
+    let mode_ran = dense_input.map_or(Mode::Bm25, |_| mode);
+    let lexical = |k: usize| law.lexical(text, k);
+    let (lexical, dense, _) = first_stage(dense_input, mode_ran, &options, 100, &lexical)?;
+    Ok((lexical, dense))
 }
 
 #[cfg(test)]

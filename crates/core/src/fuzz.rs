@@ -19,6 +19,7 @@ use crate::federal::files::{
     VECTORS_MAGIC as FEDERAL_VECTORS_MAGIC,
 };
 use crate::finder::{LawFinder, TopicsFile, TOPICS_MAGIC};
+use crate::learning::{FirstStage, LearnedFile, MAGIC as LEARNED_MAGIC};
 use crate::manifest::LawEntry;
 use crate::rng::SplitMix64;
 use crate::search::bm25::PostingShard;
@@ -239,6 +240,49 @@ pub fn topics_file(bytes: &[u8], laws: &[LawEntry]) -> bool {
         let _ = finder.find(query, 8);
     }
     true
+}
+
+/// A learned file: decoded, matched against `law` and, when it fits, searched in every mode it has a ranker
+/// for (with a question vector of the width of its first model's vectors). Returns whether it decoded.
+pub fn learned_file(bytes: &[u8], law: Option<&LawIndex>) -> bool {
+    let Ok(file) = LearnedFile::from_bytes(bytes) else {
+        return false;
+    };
+    let Some(law) = law else {
+        return true;
+    };
+    let Ok((learning, _)) = file.clone().resolve(&law.law) else {
+        return true;
+    };
+    let vector: Option<Vec<f32>> = file.vectors.first().map(|v| {
+        (0..v.vectors.dim())
+            .map(|i| (i as f32 * 0.37).sin())
+            .collect()
+    });
+    let lexical = law.lexical("Kaution zurück Miete", 100);
+    let dense: Vec<crate::search::Hit> = lexical.iter().rev().copied().collect();
+    for ranker in &file.rankers {
+        let model = file.vectors.first().map(|v| v.model.as_str());
+        let query = model.zip(vector.as_deref());
+        let _ = learning.rerank(
+            ranker.strategy.as_deref(),
+            ranker.mode,
+            &law.bm25().query_terms("Kaution zurück Miete ä ß"),
+            query,
+            FirstStage {
+                lexical: &lexical,
+                dense: Some(&dense),
+            },
+            10,
+        );
+    }
+    true
+}
+
+/// Raw bytes as a learned file, and as the payload behind a valid header: the cargo-fuzz target's body.
+pub fn learned_file_bytes(bytes: &[u8]) {
+    let _ = learned_file(bytes, None);
+    let _ = learned_file(&frame_payload(LEARNED_MAGIC, bytes), None);
 }
 
 /// Raw bytes as a topics file, and as the payload behind a valid header: the cargo-fuzz target's body.

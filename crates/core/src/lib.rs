@@ -1,8 +1,8 @@
 //! Paragraf's core: everything that must run identically in the native tools and in the browser.
 //!
 //! This crate does no IO and compiles to `wasm32-unknown-unknown`: bytes and text in, results out. It holds the
-//! law data model, the German legal sentence splitter and the citation parser; the bundle codec and search live
-//! here too as they arrive.
+//! law data model, the German legal sentence splitter and the citation parser, the bundle codec, search and what
+//! is learned from past questions ([`learning`]).
 
 pub mod analyzer;
 pub mod api;
@@ -17,6 +17,7 @@ pub mod federal;
 pub mod finder;
 pub mod fuzz;
 pub mod law;
+pub mod learning;
 pub mod manifest;
 pub mod models;
 pub mod names;

@@ -78,6 +78,24 @@ pub struct Manifest {
     /// The index across all its laws ([`crate::federal::files`]), when `paragraf federal` wrote one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub federal: Option<FederalEntry>,
+    /// What `paragraf learn` learned from labelled questions ([`crate::learning`]), when it ran on this folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned: Option<LearnedEntry>,
+}
+
+/// The learned file of a folder ([`crate::learning::LearnedFile`]) and what a front end says about it before
+/// loading it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LearnedEntry {
+    /// The law it was learned for.
+    pub law: String,
+    /// The question set's short name (`GerLayQA`).
+    pub source: String,
+    /// Questions learned from.
+    pub questions: usize,
+    /// The licence of what was learned (GerLayQA: non-commercial research only).
+    pub licence: String,
+    pub file: FileEntry,
 }
 
 /// A file the manifest lists by name, size and hash.
@@ -459,6 +477,7 @@ impl Manifest {
                     .map(|t| t.file.as_str()),
             )
             .chain(self.encoder.iter().map(|e| e.file.as_str()))
+            .chain(self.learned.iter().map(|l| l.file.file.as_str()))
             .chain(
                 self.federal
                     .iter()

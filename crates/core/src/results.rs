@@ -86,8 +86,32 @@ pub struct SearchResults {
     /// What query expansion added to the BM25 query, per law (absent when nothing was added).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expansions: Vec<LawExpansion>,
+    /// What the ranking learned from past questions, when it did (absent: unlearned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned: Option<LearnedFrom>,
     /// Best sections first.
     pub hits: Vec<SectionResult>,
+}
+
+/// Where a learned ranking comes from ([`crate::learning::Provenance`]): counts and names, never a question.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LearnedFrom {
+    /// The question set (`GerLayQA`).
+    pub source: String,
+    /// Questions learned from.
+    pub questions: u32,
+    /// Its licence (GerLayQA: non-commercial research only).
+    pub licence: String,
+}
+
+impl From<&crate::learning::Provenance> for LearnedFrom {
+    fn from(p: &crate::learning::Provenance) -> Self {
+        LearnedFrom {
+            source: p.source.clone(),
+            questions: p.questions,
+            licence: p.licence.clone(),
+        }
+    }
 }
 
 /// Words query expansion added for one lay word of the question in one law.
@@ -133,6 +157,9 @@ pub struct SectionResult {
     pub score: f32,
     /// The question cites this section (`§ 535`); cited sections come first.
     pub cited: bool,
+    /// How many of the most similar past questions had this section as gold (learned ranking only; absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub precedents: u32,
     /// A short passage with what made it a hit.
     pub excerpt: Excerpt,
     /// Strategy units that hit and count for this section, best first.
@@ -141,6 +168,10 @@ pub struct SectionResult {
     pub cites: Vec<Citation>,
     /// The section on gesetze-im-internet.de.
     pub url: String,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A passage of a section's text.
@@ -456,6 +487,7 @@ pub fn section_result(
         breadcrumb: law.path_label(i),
         score: hit.score,
         cited: hit.cited,
+        precedents: hit.precedents,
         excerpt: excerpt(section, &marks),
         units: hit
             .units

@@ -141,6 +141,13 @@ pub fn Controls() -> impl IntoView {
                         on:change=move |ev| ctx.graph.set(event_target_checked(&ev))/>
                     " Verweisgraph"
                 </label>
+                <Show when=move || ctx.manifest.get().and_then(Result::ok).is_some_and(|m| m.learned.is_some())>
+                    <label title="Rangfolge mit dem, was aus früheren Laienfragen gelernt wurde (welche Paragrafen gefragt sind, ähnliche Fragen)">
+                        <input id="learning" type="checkbox" prop:checked=move || ctx.learning.get()
+                            on:change=move |ev| ctx.learning.set(event_target_checked(&ev))/>
+                        " Gelerntes"
+                    </label>
+                </Show>
                 <label>"Einheitensuche "
                     <select id="unit-search" name="u" on:change=move |ev| {
                         ctx.unit_search.set(event_target_value(&ev).parse().unwrap_or_default())

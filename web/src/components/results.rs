@@ -10,6 +10,7 @@ use crate::highlight::runs;
 use crate::load::{Embedded, Outcome, VectorSource};
 use crate::state::UrlState;
 use paragraf_core::definitions::Definition;
+use paragraf_core::learning::{Provenance, GERLAYQA_LICENCE};
 use paragraf_core::results::{citations, cited_by, hit_spans, Citation, MAX_HIT_CITATIONS};
 
 /// Said of a law built without strategy bundles (`--strategies none`): BM25 over its sections is all there is.
@@ -29,6 +30,34 @@ pub fn vector_note(embedded: Option<&Embedded>) -> String {
         ),
         None => " · nur lexikalisch".to_string(),
     }
+}
+
+/// What the ranking learned from, as the app says it: "gelernt aus 2.153 Laienfragen (GerLayQA, nur
+/// Forschung)". The licence of GerLayQA-derived files is "nur Forschung"; any other is quoted.
+pub fn learned_label(p: &Provenance) -> String {
+    let licence = if p.licence == GERLAYQA_LICENCE {
+        "nur Forschung".to_string()
+    } else {
+        format!("Lizenz: {}", p.licence)
+    };
+    format!(
+        "gelernt aus {} Laienfragen ({}, {licence})",
+        thousands(p.questions),
+        p.source
+    )
+}
+
+/// `2153` as `2.153`.
+fn thousands(n: u32) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push('.');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The mode's German name.
@@ -72,6 +101,9 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
         (w, _) if w > 0.0 => format!(" · Verweisgraph (Gewicht {w})").replace('.', ","),
         (_, true) => " · Verweisgraph bei BM25 ohne Wirkung".to_string(),
         _ => String::new(),
+    } + &match &outcome.search.learned {
+        Some(p) => format!(" · Rangfolge {}", learned_label(p)),
+        None => String::new(),
     };
     let vector_ms = outcome.embedded.as_ref().map(|e| format!("{:.1}", e.ms));
     let tokens = outcome
@@ -268,6 +300,14 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
     let heading = format!("{} {}", section.designation, section.title);
     let official = official_url(law, i);
     let cited = hit.cited;
+    // Counts and sections only, never a question's text.
+    let precedents = (hit.precedents > 0).then(|| {
+        let said = match hit.precedents {
+            1 => format!("1 ähnliche Frage führte zu {}", section.designation),
+            n => format!("{n} ähnliche Fragen führten zu {}", section.designation),
+        };
+        view! { <p class="precedents" title="Frühere Laienfragen mit ähnlichem Wortlaut, deren Antwort diesen Paragrafen nannte">{said}</p> }
+    });
     view! {
         <li class="result" id=format!("r{rank}")>
             <div class="result-head">
@@ -276,6 +316,7 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
                 <span class="score" title="Rangwert">{format!("{:.4}", hit.score)}</span>
             </div>
             <p class="path">{format!("{} › {path}", outcome.law.entry.law)}</p>
+            {precedents}
             <p class="text">{text}</p>
             {links}
             <p class="foot">

@@ -19,7 +19,7 @@ pub fn SearchPage() -> impl IntoView {
             ctx.manifest.await?;
             // Plain values only across awaits: `Suspend` wants a `Send` future, and the bundles are `Rc`.
             // `None` only for a moment after the page over all laws: the law is on its way.
-            let Some((law, sections, law_bytes, law_ms, expansions)) =
+            let Some((law, sections, law_bytes, law_ms, expansions, learned)) =
                 ctx.law_data.await?.map(|l| {
                     let sections = l.index.law.active_sections().count();
                     (
@@ -28,6 +28,7 @@ pub fn SearchPage() -> impl IntoView {
                         l.entry.bytes,
                         l.verify_ms,
                         l.expansions.clone(),
+                        l.learned.clone(),
                     )
                 })
             else {
@@ -55,6 +56,20 @@ pub fn SearchPage() -> impl IntoView {
                 Some(Ok(words)) => format!(", Synonyme aus einem Thesaurus mit {words} Wörtern"),
                 _ => String::new(),
             };
+            let learned_note = match &learned {
+                Some(Ok(p)) => format!(
+                    ", Rangfolge {}",
+                    crate::components::results::learned_label(p)
+                ),
+                _ => String::new(),
+            };
+            let learned_problem = learned.and_then(Result::err).map(|failure| {
+                view! {
+                    <p class="notice" role="status" id="learned-problem">
+                        {format!("{failure}. Gerankt wird ohne Gelerntes.")}
+                    </p>
+                }
+            });
             let ready = format!("Bereit: {law} ({sections} Paragrafen/Artikel), {strategy}");
             // A model used under terms of its own (EmbeddingGemma: the Gemma Terms of Use) links them here.
             let terms = model.as_deref().and_then(paragraf_core::models::terms).map(|terms| {
@@ -77,9 +92,10 @@ pub fn SearchPage() -> impl IntoView {
             let verify_bytes = law_bytes + strategy_bytes;
             Ok::<_, Failure>(Some(view! {
                 <p class="loaded" id="loaded" data-verify-ms=verify_ms data-verify-bytes=verify_bytes>
-                    {ready}{model.map(|m| view! { ", Modell "<span id="model">{m}</span> })}{terms}{synonyms}
+                    {ready}{model.map(|m| view! { ", Modell "<span id="model">{m}</span> })}{terms}{synonyms}{learned_note}
                 </p>
                 {expansion_problem}
+                {learned_problem}
             }))
         })
     };

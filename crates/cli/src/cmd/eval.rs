@@ -72,9 +72,8 @@ pub struct EvalArgs {
     /// Remove greetings, closings/signatures and links from the questions first (see `paragraf_core::question`).
     #[arg(long)]
     clean_questions: bool,
-    /// Questions over 510 tokens: keep the first 510 tokens, or average the vectors of 510-token windows.
-    #[arg(long, value_enum, default_value_t = LongQuestions::Truncate)]
-    long_questions: LongQuestions,
+    #[command(flatten)]
+    encoder: QuestionEncoder,
     /// Embed questions as the browser does with no server: with the bundle folder's model file, whose word table
     /// is pruned (`paragraf build` writes it for e5 bundles). Prints how many questions read a pruned piece.
     #[arg(long)]
@@ -96,6 +95,15 @@ pub struct EvalArgs {
     /// Folds of the --expansion-weight / --graph-weight / --dense-weight cross-validation.
     #[arg(long, default_value_t = 5)]
     folds: usize,
+    /// Rank without the folder's learned file (`paragraf learn`), to compare. Without this flag a learned file
+    /// of the law is used, and the report says so; questions it learned from are refused.
+    #[arg(long, conflicts_with = "learn_per_fold")]
+    no_learning: bool,
+    /// Learn from these questions per fold (k = --folds: precedents, prior and weights from the other folds)
+    /// and report every run held out against the same run without learning (`learning-cv.md`). Ignores the
+    /// folder's learned file.
+    #[arg(long)]
+    learn_per_fold: bool,
     /// Put sections cited in the question first (off: questions are judged on retrieval alone).
     #[arg(long)]
     citations: bool,
@@ -114,22 +122,31 @@ pub struct EvalArgs {
     /// Where report.md, report.json and the charts go (default: the report folder inside --bundles).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// `recall10.tsv` of an earlier eval on the same questions (another bundle folder, e.g. another model):
-    /// every run here is compared with its `section` run of the same mode, question by question (paired
+    /// `recall10.tsv` of an earlier eval on the same questions (another bundle folder, e.g. another model, or
+    /// the same folder with --no-learning): every run here is compared with the baseline's run of the same name,
+    /// else its `section` run of the same mode, question by question (paired
     /// permutation test, Holm over the runs), in `baseline.md`.
     #[arg(long, value_name = "TSV")]
     baseline: Option<PathBuf>,
-    /// The model for the questions: a name (`e5`, `embeddinggemma@256`, …), an e5 model file or an
-    /// EmbeddingGemma folder (default: the model the bundles were built with, from the fetch cache). Must be the
-    /// bundles' model.
-    #[arg(long, value_parser = ModelChoice::parse)]
-    model: Option<ModelChoice>,
     /// Distractors: search the questions' law alone and among every law of this source as one ranking (a
     /// bundle folder from `paragraf build --laws`, whose `section` bundles give dense and hybrid; or the federal
     /// archive or a folder of XML, BM25 only). Prints Recall@10 both ways and where the top hits come from
     /// (`distractors.md` in --out); nothing else is evaluated.
     #[arg(long, value_name = "SOURCE")]
     among: Option<PathBuf>,
+}
+
+/// How questions are embedded: `paragraf eval` and `paragraf learn` alike.
+#[derive(Args, Clone)]
+pub struct QuestionEncoder {
+    /// Questions over 510 tokens: keep the first 510 tokens, or average the vectors of 510-token windows.
+    #[arg(long, value_enum, default_value_t = LongQuestions::Truncate)]
+    long_questions: LongQuestions,
+    /// The model for the questions: a name (`e5`, `embeddinggemma@256`, …), an e5 model file or an
+    /// EmbeddingGemma folder (default: the model the bundles were built with, from the fetch cache). Must be the
+    /// bundles' model.
+    #[arg(long, value_parser = ModelChoice::parse)]
+    model: Option<ModelChoice>,
     /// Embedding cache folder for question vectors (default: $PARAGRAF_CACHE_DIR/embeddings, else ~/.cache/paragraf/embeddings).
     #[arg(long, env = "PARAGRAF_EMBEDDING_CACHE")]
     embedding_cache: Option<PathBuf>,
@@ -139,6 +156,38 @@ pub struct EvalArgs {
 enum LongQuestions {
     Truncate,
     WindowAverage,
+}
+
+/// Most bytes of a question file (GerLayQA's dev split has 3 MB).
+pub const MAX_QUESTION_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads a question file in GerLayQA's format, at most [`MAX_QUESTION_FILE_BYTES`], and its SHA-256.
+pub fn read_questions(path: &Path) -> Result<(Vec<Question>, String)> {
+    let refused = |e: &dyn std::fmt::Display| {
+        Refusal(format!(
+            "cannot read the questions {} (set --questions or PARAGRAF_QUESTIONS): {e}",
+            path.display()
+        ))
+    };
+    let meta = std::fs::metadata(path).map_err(|e| refused(&e))?;
+    if !meta.is_file() {
+        return Err(refused(&"not a regular file").into());
+    }
+    if meta.len() > MAX_QUESTION_FILE_BYTES {
+        refuse!(
+            "{} has {} bytes, more than the {MAX_QUESTION_FILE_BYTES} a question file may have. Most likely it is not a question file; split it",
+            path.display(),
+            meta.len()
+        );
+    }
+    let bytes = std::fs::read(path).map_err(|e| refused(&e))?;
+    let questions: Vec<Question> = serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{}: not GerLayQA JSON (expected [{{\"Question_text\": ..., \"Paragraphs\": [...]}}])",
+            path.display()
+        )
+    })?;
+    Ok((questions, paragraf_core::manifest::sha256_hex(&bytes)))
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -152,19 +201,7 @@ enum AggregationArg {
 type BarOf<'a> = Box<dyn Fn(&Row) -> Option<Bar> + 'a>;
 
 pub fn run(args: EvalArgs) -> Result<()> {
-    let text = match std::fs::read_to_string(&args.questions) {
-        Ok(text) => text,
-        Err(e) => refuse!(
-            "cannot read the questions {} (set --questions or PARAGRAF_QUESTIONS): {e}",
-            args.questions.display()
-        ),
-    };
-    let mut questions: Vec<Question> = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{}: not GerLayQA JSON (expected [{{\"Question_text\": ..., \"Paragraphs\": [...]}}])",
-            args.questions.display()
-        )
-    })?;
+    let (mut questions, _) = read_questions(&args.questions)?;
     if let Some(limit) = args.limit {
         questions.truncate(limit);
     }
@@ -227,7 +264,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         .collect();
 
     if let Some(among) = &args.among {
-        let embed = |model: &str| Ok(embed_questions(&texts, &args, Some(model))?.0);
+        let embed = |model: &str| Ok(embed_questions(&texts, &args.encoder, Some(model))?.0);
         let table = crate::cmd::distractors::run(
             among,
             &law.abbreviation,
@@ -245,13 +282,93 @@ pub fn run(args: EvalArgs) -> Result<()> {
     }
 
     let (vectors, embed_ms) = if needs_vectors {
-        let (v, ms) = embed_questions(&texts, &args, entries.first().map(|e| e.model.as_str()))?;
+        let model = entries.first().map(|e| e.model.as_str());
+        let (mut v, ms) = embed_questions(&texts, &args.encoder, model)?;
+        if args.browser_encoder {
+            let model = model.expect("vectors need a strategy bundle");
+            browser_vectors(&args, model, &texts, &mut v)?;
+        }
         (Some(v), Some(ms))
     } else {
         (None, None)
     };
 
-    let law_index = LawIndex::with_title_weight(law, args.title_weight as usize);
+    let mut law_index = LawIndex::with_title_weight(law, args.title_weight as usize);
+    if args.learn_per_fold {
+        if tuned.is_some() {
+            refuse!("--learn-per-fold cross-validates learning; cross-validate weights (several values) in another run");
+        }
+        let strategies = crate::cmd::learn::load_strategies(
+            &args.bundles,
+            &manifest,
+            &law_index.law,
+            &args.strategies,
+        )?;
+        let prepared = crate::cmd::learn::prepare(&questions, &law_index);
+        let model = strategies.first().map(|(_, s)| s.bundle.model.clone());
+        let vectors = match (&model, needs_vectors) {
+            (Some(model), true) => {
+                Some(embed_questions(&prepared.texts, &args.encoder, Some(model))?.0)
+            }
+            _ => None,
+        };
+        let model_vectors = model
+            .as_deref()
+            .zip(vectors.as_deref())
+            .map(|(model, vectors)| paragraf_core::learning::fit::ModelVectors { model, vectors });
+        let runs = crate::cmd::learn::runs(
+            &law_index,
+            &strategies,
+            &prepared.texts,
+            vectors.as_deref(),
+            &modes,
+        )?;
+        let rows = crate::cmd::learn::cross_validated(
+            &law_index.law,
+            &prepared,
+            model_vectors,
+            &runs,
+            args.folds,
+            args.seed,
+        );
+        let md = crate::cmd::learn::cv_markdown(&rows, args.folds, args.seed, args.rounds)?;
+        let out = report_dir(&args)?;
+        paragraf_fs::write_atomic(&out.join("learning-cv.md"), md.as_bytes())?;
+        print!("{md}");
+        println!("\nreport: {}", out.join("learning-cv.md").display());
+        return Ok(());
+    }
+    let mut learned_from = None;
+    if !args.no_learning {
+        if let Some(learning) =
+            crate::cmd::learn::read_learned(&args.bundles, &manifest, &law_index.law)?
+        {
+            let known = texts
+                .iter()
+                .zip(&questions)
+                .filter(|(t, q)| {
+                    learning.knows(paragraf_core::learning::question_hash(t))
+                        || learning.knows(paragraf_core::learning::question_hash(&q.text()))
+                })
+                .count();
+            if known > 0 {
+                refuse!(
+                    "{known} of the {} questions are among the {} the folder's learned file learned from ({}): scoring them would flatter learning. Evaluate other questions, pass --no-learning, or --learn-per-fold to learn from these questions fold by fold",
+                    questions.len(),
+                    learning.questions(),
+                    learning.provenance.source
+                );
+            }
+            let p = &learning.provenance;
+            let line = format!(
+                "learned from {} questions ({}, {}; {})",
+                p.questions, p.source, p.date, p.licence
+            );
+            eprintln!("ranking with what was {line}");
+            learned_from = Some(line);
+            law_index.set_learning(Some(learning));
+        }
+    }
     let law_index = if args.expansion_weight.iter().any(|&w| w > 0.0) {
         match paragraf_bundler::expansion::read_expansions(&args.bundles, &manifest)? {
             Some(file) => {
@@ -331,7 +448,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
                     .map(|t| expanded_text(t, &expand(t, table, law_index.bm25(), &[])))
                     .collect();
                 let model = entries.first().map(|e| e.model.as_str());
-                Some(embed_questions(&expanded, &args, model)?.0)
+                Some(embed_questions(&expanded, &args.encoder, model)?.0)
             }
             _ => None,
         };
@@ -431,12 +548,13 @@ pub fn run(args: EvalArgs) -> Result<()> {
         rrf_k: args.rrf_k,
         weights: (args.bm25_weight, args.dense_weight[0]),
         questions_cleaned: args.clean_questions,
-        long_questions: match args.long_questions {
+        long_questions: match args.encoder.long_questions {
             LongQuestions::Truncate => "truncate",
             LongQuestions::WindowAverage => "window-average",
         }
         .to_string(),
         title_weight: args.title_weight,
+        learned_from,
         query_embedding_ms_mean: embed_ms,
         friedman,
         rows: evaluations.into_iter().map(|e| e.row).collect(),
@@ -689,10 +807,11 @@ fn weight_cv(
     Ok(md)
 }
 
-/// Question vectors from the cache or the local encoder; checks the model matches the bundles'.
-fn embed_questions(
+/// Question vectors from the cache or the local encoder, at the bundles' width; checks the model matches the
+/// bundles'. Returns them with the mean embedding time per question (NaN when all were cached).
+pub fn embed_questions(
     texts: &[String],
-    args: &EvalArgs,
+    args: &QuestionEncoder,
     bundle_model: Option<&str>,
 ) -> Result<(Vec<Vec<f32>>, f64)> {
     let from_bundles = bundle_model.map(|id| {
@@ -746,13 +865,10 @@ fn embed_questions(
         }
         bar.finish_and_clear();
     }
-    let mut vectors: Vec<Vec<f32>> = texts
+    let vectors: Vec<Vec<f32>> = texts
         .iter()
         .map(|t| choice.narrow(cache.get(TextKind::Query, t).expect("cached above")))
         .collect();
-    if args.browser_encoder {
-        browser_vectors(args, choice.model_id().as_str(), texts, &mut vectors)?;
-    }
     let mean = if ms.is_empty() {
         f64::NAN
     } else {
@@ -806,6 +922,9 @@ fn markdown(report: &Report) -> String {
             if row.bundle_bytes > 0 { format!("{:.0}", row.bundle_bytes as f64 / 1024.0) } else { "–".into() },
             if row.build_seconds > 0.0 { format!("{:.0}", row.build_seconds) } else { "–".into() },
         );
+    }
+    if let Some(line) = &report.learned_from {
+        md += &format!("\nRanked with what was {line}.\n");
     }
     for (mode, statistic, p) in &report.friedman {
         md += &format!("\nFriedman test over strategies ({mode}, Recall@10): χ² = {statistic:.1}, p = {p:.3e}\n");
@@ -864,10 +983,12 @@ fn against_baseline(
     let mut rows = Vec::new();
     for (name, recall) in &ours {
         let mode = name.rsplit(' ').next().unwrap_or_default();
-        let Some((base_name, base)) = baseline
-            .iter()
-            .find(|(n, _)| *n == format!("section {mode}"))
-        else {
+        // The same run of the baseline (e.g. the same folder without learning), else its `section` run.
+        let Some((base_name, base)) = baseline.iter().find(|(n, _)| n == name).or_else(|| {
+            baseline
+                .iter()
+                .find(|(n, _)| *n == format!("section {mode}"))
+        }) else {
             continue;
         };
         if base.len() != recall.len() {
@@ -879,17 +1000,19 @@ fn against_baseline(
             );
         }
         let p = paired_permutation_test(recall, base, settings.rounds, settings.seed)?.p_value;
-        rows.push((name, base_name, mean(recall), mean(base), p));
+        let helped = recall.iter().zip(base).filter(|(a, b)| a > b).count();
+        let hurt = recall.iter().zip(base).filter(|(a, b)| a < b).count();
+        rows.push((name, base_name, mean(recall), mean(base), p, helped, hurt));
     }
     let adjusted = holm(&rows.iter().map(|r| r.4).collect::<Vec<_>>());
     let mut md = format!(
-        "# Against the baseline {} ({} questions)\n\n| run | R@10 | baseline run | baseline R@10 | Δ | p (Holm) |\n|---|---|---|---|---|---|\n",
+        "# Against the baseline {} ({} questions)\n\n| run | R@10 | baseline run | baseline R@10 | Δ | questions helped / hurt | p (Holm) |\n|---|---|---|---|---|---|---|\n",
         path.display(),
         report.questions
     );
-    for ((name, base_name, ours, theirs, _), p) in rows.iter().zip(adjusted) {
+    for ((name, base_name, ours, theirs, _, helped, hurt), p) in rows.iter().zip(adjusted) {
         md.push_str(&format!(
-            "| {name} | {ours:.4} | {base_name} | {theirs:.4} | {:+.4} | {p:.4} |\n",
+            "| {name} | {ours:.4} | {base_name} | {theirs:.4} | {:+.4} | {helped} / {hurt} | {p:.4} |\n",
             ours - theirs
         ));
     }
@@ -977,7 +1100,7 @@ fn browser_vectors(
     if entry.model != model {
         refuse!("the browser model file is {} but the questions are embedded with {model}; vectors of different models are not comparable", entry.model)
     }
-    if !matches!(args.long_questions, LongQuestions::Truncate) {
+    if !matches!(args.encoder.long_questions, LongQuestions::Truncate) {
         refuse!("the browser truncates long questions to 510 tokens: --browser-encoder cannot be combined with --long-questions window-average")
     }
     let bytes =

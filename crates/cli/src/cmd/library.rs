@@ -240,6 +240,8 @@ pub struct Library {
     encoders: Mutex<HashMap<String, std::result::Result<Arc<QueryEncoder>, String>>>,
     /// The folder's thesaurus file, read on the first law (`None`: none listed, or it could not be used).
     thesaurus: std::sync::OnceLock<Option<Arc<ThesaurusFile>>>,
+    /// Whether the folder's learned file is used (see [`Library::without_learning`]).
+    learning: bool,
 }
 
 /// Milliseconds since `t0`.
@@ -283,7 +285,14 @@ impl Library {
             federal: Mutex::new(None),
             encoders: Mutex::new(HashMap::new()),
             thesaurus: std::sync::OnceLock::new(),
+            learning: true,
         })
+    }
+
+    /// Ranks without the folder's learned file (`paragraf search --no-learning`): it is not even read.
+    pub fn without_learning(mut self) -> Self {
+        self.learning = false;
+        self
     }
 
     /// The manifest.
@@ -389,6 +398,23 @@ impl Library {
                     entry.law
                 ),
             }
+        }
+        // Likewise a broken learned file costs the learning.
+        let learned = match self.learning {
+            true => crate::cmd::learn::read_learned(&self.dir, &self.manifest, &index.law),
+            false => Ok(None),
+        };
+        match learned {
+            Ok(Some(learning)) => {
+                let p = &learning.provenance;
+                eprintln!(
+                    "ranking {} with what was learned from {} questions ({}: {})",
+                    entry.law, p.questions, p.source, p.licence
+                );
+                index = index.with_learning(learning);
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!("warning: {e:#}; searching {} without learning", entry.law),
         }
         let loaded = Arc::new(LoadedLaw { entry, index });
         laws.insert(loaded.entry.law.clone(), loaded.clone());
@@ -548,6 +574,7 @@ impl Library {
             strategy: strategy.to_string(),
             model: model.filter(|_| vector.is_some()),
             expansions: LawExpansion::of(&laws[0], &found.expansions),
+            learned: found.learned.as_ref().map(Into::into),
             laws,
             hits,
         })
@@ -616,6 +643,7 @@ impl Library {
                     score: hit.score,
                     cited: false,
                     units: Vec::new(),
+                    precedents: 0,
                 };
                 results::section_result(
                     &law.index.law,
@@ -634,6 +662,7 @@ impl Library {
             model: model.filter(|_| vector.is_some()),
             laws,
             expansions: Vec::new(),
+            learned: None,
             hits,
         })
     }

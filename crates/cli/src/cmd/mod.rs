@@ -7,6 +7,7 @@ pub mod distractors;
 pub mod embed;
 pub mod eval;
 pub mod federal;
+pub mod learn;
 pub mod library;
 pub mod mcp;
 pub mod model;

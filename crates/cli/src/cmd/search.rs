@@ -69,6 +69,9 @@ pub struct SearchArgs {
     /// Print the results as JSON (schema `paragraf.search/1`).
     #[arg(long)]
     json: bool,
+    /// Rank without what the folder learned from past questions (`paragraf learn`), to compare.
+    #[arg(long)]
+    no_learning: bool,
 }
 
 pub fn run(args: SearchArgs) -> Result<()> {
@@ -93,6 +96,11 @@ pub fn run(args: SearchArgs) -> Result<()> {
     }
     let expansion = ExpansionChoice::new(args.expansion_weight, args.without.clone())?;
     let lib = args.source.open()?;
+    let lib = if args.no_learning {
+        lib.without_learning()
+    } else {
+        lib
+    };
     let mode = args.mode;
     let (laws, model) = lib.plan(&args.law, &args.strategy)?;
     // The model loads on a second thread while the bundles load on this one (both cores busy).

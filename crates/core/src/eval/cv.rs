@@ -30,6 +30,21 @@ pub struct CrossValidation {
     pub per_question: Vec<f64>,
 }
 
+/// The fold of each of `n` questions: a seeded Fisher-Yates shuffle, then the question at position `i` goes to
+/// fold `i % folds` (so fold sizes differ by at most one). Every cross-validation in Paragraf splits this way.
+pub fn fold_assignment(n: usize, folds: usize, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut rng = SplitMix64::new(seed);
+    for i in (1..n).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    let mut fold_of = vec![0; n];
+    for (i, &q) in order.iter().enumerate() {
+        fold_of[q] = i % folds.max(1);
+    }
+    fold_of
+}
+
 /// Cross-validates: `scores[c][q]` is question `q`'s Recall@10 under candidate `c`. Ties go to the earlier
 /// candidate (list the cautious one, e.g. weight 0, first).
 pub fn cross_validate(
@@ -56,16 +71,7 @@ pub fn cross_validate(
     if n < folds {
         return Err(too_few("questions (one per fold)", folds, n));
     }
-    // Seeded Fisher-Yates shuffle, then question order[i] goes to fold i % folds.
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut rng = SplitMix64::new(seed);
-    for i in (1..n).rev() {
-        order.swap(i, rng.below(i + 1));
-    }
-    let mut fold_of = vec![0; n];
-    for (i, &q) in order.iter().enumerate() {
-        fold_of[q] = i % folds;
-    }
+    let fold_of = fold_assignment(n, folds, seed);
     let mean = |c: usize, keep: &dyn Fn(usize) -> bool| {
         let v: Vec<f64> = (0..n).filter(|&q| keep(q)).map(|q| scores[c][q]).collect();
         v.iter().sum::<f64>() / v.len().max(1) as f64

@@ -37,6 +37,9 @@ pub struct Report {
     pub long_questions: String,
     /// How many times a heading counts in its BM25 document.
     pub title_weight: u32,
+    /// What the ranking learned from (`paragraf learn`), when it did: questions, source, date, licence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned_from: Option<String>,
     /// Mean query-embedding time (ms), not part of the latencies; absent when every vector was cached.
     pub query_embedding_ms_mean: Option<f64>,
     /// Friedman test per mode over the strategies' per-question Recall@10: `(mode, χ², p)`.

@@ -1,0 +1,472 @@
+//! `paragraf learn` over real bundles: the BGB (BM25 only, learned from the project's own lay questions) and the
+//! GG test folder (e5 vectors: dense and hybrid rankers, dense votes); then search, eval and bad input.
+
+use std::path::{Path, PathBuf};
+
+use crate::util::{copy_folder, gg_bundles, run, run_ok, shared, temp_dir};
+use paragraf_core::learning::LearnedFile;
+use paragraf_core::manifest::Manifest;
+use serde_json::Value;
+
+/// The project's own lay questions about the BGB (`tests/data`, written for Paragraf).
+pub fn lay_questions() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/lay-questions-bgb.json")
+}
+
+/// Situations people ask about again and again, each in several wordings (written for this test), with the
+/// section a lawyer would cite: what learning can learn from.
+const TAUGHT: &[(&str, &[&str])] = &[
+    (
+        "§ 551",
+        &[
+            "Der Vermieter zahlt meine Kaution nicht zurück",
+            "Wann bekomme ich meine Mietkaution wieder?",
+            "Meine Kaution ist nach dem Auszug immer noch nicht da",
+            "Vermieter behält die Kaution einfach ein",
+            "Darf der Vermieter die Kaution ein Jahr lang behalten?",
+            "Kaution nicht erstattet, was tun?",
+        ],
+    ),
+    (
+        "§ 536",
+        &[
+            "Schimmel in der Wohnung, darf ich weniger zahlen?",
+            "Heizung kaputt, kann ich die Miete kürzen?",
+            "Baulärm vor dem Haus, Miete mindern?",
+            "Wasserschaden im Bad, zahle ich die volle Miete?",
+            "Die Wohnung ist feucht, wie viel darf ich einbehalten?",
+            "Fenster undicht, Minderung möglich?",
+        ],
+    ),
+    (
+        "§ 833",
+        &[
+            "Der Hund des Nachbarn hat mich gebissen",
+            "Ein Pferd hat mein Auto beschädigt, wer zahlt?",
+            "Katze hat das Sofa des Besuchers zerkratzt",
+            "Ich wurde von einem fremden Hund angefallen",
+            "Wer haftet, wenn mein Hund jemanden verletzt?",
+            "Die Kuh des Bauern stand auf der Straße und ich bin hineingefahren",
+        ],
+    ),
+    (
+        "§ 910",
+        &[
+            "Äste vom Nachbarbaum hängen in meinen Garten",
+            "Darf ich die Zweige vom Nachbarn abschneiden?",
+            "Wurzeln vom Baum nebenan heben meine Terrasse an",
+            "Die Hecke des Nachbarn wächst über den Zaun",
+            "Überhängende Äste nehmen mir das Licht",
+            "Nachbar schneidet seinen Baum nicht zurück",
+        ],
+    ),
+];
+
+/// [`TAUGHT`] as a question file in `dir`.
+pub fn taught_questions(dir: &Path) -> PathBuf {
+    let json: Vec<Value> = TAUGHT
+        .iter()
+        .flat_map(|(gold, questions)| {
+            questions
+                .iter()
+                .map(move |q| serde_json::json!({"Question_text": q, "Paragraphs": [gold]}))
+        })
+        .collect();
+    let path = dir.join("taught.json");
+    std::fs::write(&path, serde_json::to_string(&json).unwrap()).unwrap();
+    path
+}
+
+fn manifest(dir: &Path) -> Manifest {
+    Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A BGB folder without vectors (BM25 only: builds in a second).
+pub fn bgb_lexical(dir: &Path) -> PathBuf {
+    let out = dir.join("bgb");
+    run_ok(&[
+        "build",
+        "--law",
+        "BGB",
+        "--corpus-dir",
+        shared("corpus").to_str().unwrap(),
+        "--strategies",
+        "none",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    out
+}
+
+fn search_json(dir: &Path, question: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "search",
+        "--bundles",
+        dir.to_str().unwrap(),
+        "--law",
+        "BGB",
+        "--json",
+    ];
+    args.extend(extra);
+    args.push(question);
+    serde_json::from_str(&run_ok(&args)).unwrap()
+}
+
+fn designations(results: &Value) -> Vec<String> {
+    results["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["designation"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn learned_bm25_ranks_what_lay_people_need_and_eval_refuses_to_flatter_it() {
+    let tmp = temp_dir();
+    let dir = bgb_lexical(tmp.path());
+    let question = "Der Vermieter rückt meine Mietkaution nicht raus";
+    let before = search_json(&dir, question, &[]);
+    assert!(before.get("learned").is_none());
+
+    let taught = taught_questions(tmp.path());
+    let out = run(&[
+        "learn",
+        "--questions",
+        taught.to_str().unwrap(),
+        "--bundles",
+        dir.to_str().unwrap(),
+        "--folds",
+        "3",
+        "--source",
+        "Paragraf-Testfragen",
+        "--licence",
+        "MIT OR Apache-2.0",
+    ]);
+    let (stdout, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    assert!(stdout.contains("3-fold cross-validation"), "{stdout}");
+    assert!(stdout.contains("| sections bm25 |"), "{stdout}");
+    assert!(
+        stdout.contains("learned from 24 questions (Paragraf-Testfragen; 0 skipped) for BGB"),
+        "{stdout}"
+    );
+    assert!(!err.contains("not in BGB"), "{err}");
+    // Learning found something to learn: a vote or the prior carries weight.
+    let learned_weights = stdout
+        .lines()
+        .find(|l| l.starts_with("- sections bm25: "))
+        .unwrap();
+    assert_ne!(
+        learned_weights,
+        "- sections bm25: (1, 0, 0, 0, 0; 1) (1, 0, 0, 0, 0; 1) (1, 0, 0, 0, 0; 1)"
+    );
+
+    let listed = manifest(&dir)
+        .learned
+        .expect("the manifest lists the learned file");
+    assert_eq!((listed.law.as_str(), listed.questions), ("BGB", 24));
+    let bytes = std::fs::read(dir.join(&listed.file.file)).unwrap();
+    let file = LearnedFile::from_bytes(&bytes).unwrap();
+    assert_eq!(file.rankers.len(), 1, "BM25 only: one ranker");
+    assert_eq!(file.rankers[0].cv.folds, 3);
+    // The file holds no question text, only hashes, terms and sections.
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(
+        !text.contains("Kaution nicht erstattet"),
+        "no question text"
+    );
+
+    let after = search_json(&dir, question, &[]);
+    assert_eq!(after["learned"]["questions"], 24);
+    assert_eq!(after["learned"]["source"], "Paragraf-Testfragen");
+    let hits = designations(&after);
+    assert_eq!(hits[0], "§ 551", "{hits:?}");
+    let lifted = after["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["designation"] == "§ 551")
+        .unwrap();
+    assert!(lifted["precedents"].as_u64().unwrap() >= 1, "{lifted}");
+
+    // The questions learned from are not scored with what they taught.
+    let eval = |extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "--questions",
+            taught.to_str().unwrap(),
+            "--bundles",
+            dir.to_str().unwrap(),
+            "--modes",
+            "bm25",
+            "--runs",
+            "1",
+            "--rounds",
+            "200",
+            "--out",
+            tmp.path().to_str().unwrap(),
+        ];
+        args.extend(extra);
+        run(&args)
+    };
+    let refused = eval(&[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        stderr(&refused).lines().last().unwrap(),
+        "error: 24 of the 24 questions are among the 24 the folder's learned file learned from (Paragraf-Testfragen): scoring them would flatter learning. Evaluate other questions, pass --no-learning, or --learn-per-fold to learn from these questions fold by fold"
+    );
+    let unlearned = eval(&["--no-learning"]);
+    assert!(unlearned.status.success(), "{}", stderr(&unlearned));
+    let per_fold = eval(&["--learn-per-fold", "--folds", "3"]);
+    assert!(per_fold.status.success(), "{}", stderr(&per_fold));
+    let md = std::fs::read_to_string(tmp.path().join("learning-cv.md")).unwrap();
+    assert!(md.contains("| sections bm25 | "), "{md}");
+
+    // Other questions are scored with learning, and the report says so.
+    let other = tmp.path().join("other.json");
+    std::fs::write(
+        &other,
+        r#"[{"Question_text": "Mein Vermieter zahlt die Mietsicherheit nicht aus", "Paragraphs": ["§ 551"]},
+            {"Question_text": "Wann verjähren Ansprüche auf Schadensersatz?", "Paragraphs": ["§ 195", "§ 199"]}]"#,
+    )
+    .unwrap();
+    let scored = run(&[
+        "eval",
+        "--questions",
+        other.to_str().unwrap(),
+        "--bundles",
+        dir.to_str().unwrap(),
+        "--modes",
+        "bm25",
+        "--runs",
+        "1",
+        "--rounds",
+        "200",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert!(scored.status.success(), "{}", stderr(&scored));
+    let report = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
+    assert!(
+        report.contains("Ranked with what was learned from 24 questions (Paragraf-Testfragen, "),
+        "{report}"
+    );
+
+    // A damaged learned file costs the learning, not the search.
+    std::fs::write(dir.join(&listed.file.file), &bytes[..bytes.len() / 2]).unwrap();
+    let out = run(&[
+        "search",
+        "--bundles",
+        dir.to_str().unwrap(),
+        "--law",
+        "BGB",
+        "--json",
+        question,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("searching BGB without learning"),
+        "{}",
+        stderr(&out)
+    );
+    let results: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(results.get("learned").is_none());
+}
+
+#[test]
+fn bad_question_files_are_named_and_nothing_is_half_written() {
+    let tmp = temp_dir();
+    let dir = bgb_lexical(tmp.path());
+    let learn = |file: &Path| {
+        run(&[
+            "learn",
+            "--questions",
+            file.to_str().unwrap(),
+            "--bundles",
+            dir.to_str().unwrap(),
+            "--folds",
+            "2",
+        ])
+    };
+    // Unknown sections, another law's sections, repeated ids, empty gold and repeated questions: named, skipped.
+    let mut entries = vec![
+        r#"{"Question_text": "Frage ohne Gold", "Paragraphs": []}"#.to_string(),
+        r#"{"Question_text": "Frage mit unbekanntem Paragrafen", "Paragraphs": ["§ 9999"]}"#
+            .to_string(),
+        r#"{"Question_text": "Frage mit fremdem Gesetz", "Paragraphs": ["§ 3 BUrlG", "§ 1"]}"#
+            .to_string(),
+    ];
+    for i in 0..6 {
+        entries.push(format!(
+            r#"{{"Question_text": "Meine Miete ist zu hoch, Frage {i}", "Paragraphs": ["§ 535", "§ 535"]}}"#
+        ));
+    }
+    entries.push(
+        r#"{"Question_text": "meine  MIETE ist zu hoch, Frage 0", "Paragraphs": ["§ 535"]}"#.into(),
+    );
+    let file = tmp.path().join("mixed.json");
+    std::fs::write(&file, format!("[{}]", entries.join(","))).unwrap();
+    let out = learn(&file);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    for said in [
+        "warning: § 9999 not in BGB: skipped (1 question)",
+        "warning: § 3 BUrlG not in BGB: skipped (1 question)",
+        "warning: 2 questions without a gold section in BGB: skipped",
+        "warning: 1 repeated questions: learned once",
+    ] {
+        assert!(err.contains(said), "{said} missing in:\n{err}");
+    }
+    let listed = manifest(&dir).learned.unwrap();
+    assert_eq!(listed.questions, 7);
+
+    // Not a question file, too large, too few questions: refused, the learned file left as it was.
+    let before = std::fs::read(dir.join("manifest.json")).unwrap();
+    let not_json = tmp.path().join("report.json");
+    std::fs::write(&not_json, r#"{"rows": []}"#).unwrap();
+    let huge = tmp.path().join("huge.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(100 << 20)
+        .unwrap();
+    let few = tmp.path().join("few.json");
+    std::fs::write(
+        &few,
+        r#"[{"Question_text": "Miete", "Paragraphs": ["§ 535"]}]"#,
+    )
+    .unwrap();
+    for (file, said) in [
+        (&not_json, format!("error: {}: not GerLayQA JSON (expected [{{\"Question_text\": ..., \"Paragraphs\": [...]}}]): invalid type: map, expected a sequence at line 1 column 0", not_json.display())),
+        (&huge, format!("error: {} has 104857600 bytes, more than the 67108864 a question file may have. Most likely it is not a question file; split it", huge.display())),
+        (&few, format!("error: {} has 1 usable questions for BGB: too few to learn from and cross-validate in 2 folds", few.display())),
+        (&tmp.path().to_path_buf(), format!("error: cannot read the questions {} (set --questions or PARAGRAF_QUESTIONS): not a regular file", tmp.path().display())),
+    ] {
+        let out = learn(file);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(stderr(&out).lines().last().unwrap(), said);
+    }
+    assert_eq!(std::fs::read(dir.join("manifest.json")).unwrap(), before);
+}
+
+/// Questions about the GG test folder's articles (Präambel, Art. 1 to 31), written for this test.
+const GG_QUESTIONS: &[(&str, &str)] = &[
+    ("Darf der Staat meine Briefe lesen?", "Art 10"),
+    ("Darf die Post meine Pakete öffnen?", "Art 10"),
+    (
+        "Dürfen Männer und Frauen unterschiedlich behandelt werden?",
+        "Art 3",
+    ),
+    (
+        "Darf mein Arbeitgeber mich wegen meiner Herkunft benachteiligen?",
+        "Art 3",
+    ),
+    (
+        "Kann ich den Kriegsdienst mit der Waffe verweigern?",
+        "Art 4",
+    ),
+    ("Darf ich meinen Glauben frei ausüben?", "Art 4"),
+    ("Darf ich ohne Anmeldung demonstrieren?", "Art 8"),
+    ("Dürfen wir uns friedlich versammeln?", "Art 8"),
+    (
+        "Darf die Polizei meine Wohnung ohne richterliche Anordnung durchsuchen?",
+        "Art 13",
+    ),
+    ("Ist meine Wohnung vor dem Staat geschützt?", "Art 13"),
+    ("Darf ich meinen Beruf frei wählen?", "Art 12"),
+    ("Kann mir der Staat verbieten, Bäcker zu werden?", "Art 12"),
+    ("Darf die Zeitung ohne Zensur berichten?", "Art 5"),
+    ("Darf ich meine Meinung öffentlich sagen?", "Art 5"),
+    ("Haben politisch Verfolgte ein Recht auf Asyl?", "Art 16a"),
+    ("Bekommen Flüchtlinge in Deutschland Schutz?", "Art 16a"),
+];
+
+/// [`GG_QUESTIONS`] as a question file in `dir`.
+pub fn gg_questions(dir: &Path) -> PathBuf {
+    let json: Vec<Value> = GG_QUESTIONS
+        .iter()
+        .map(|(q, art)| serde_json::json!({"Question_text": q, "Paragraphs": [art]}))
+        .collect();
+    let path = dir.join("gg.json");
+    std::fs::write(&path, serde_json::to_string(&json).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn learned_dense_and_hybrid_rankers_vote_with_question_vectors() {
+    let tmp = temp_dir();
+    let dir = tmp.path().join("gg");
+    copy_folder(gg_bundles(), &dir);
+    let questions = gg_questions(tmp.path());
+    let stdout = run_ok(&[
+        "learn",
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        dir.to_str().unwrap(),
+        "--strategies",
+        "section",
+        "--folds",
+        "2",
+    ]);
+    for run in [
+        "| sections bm25 |",
+        "| section dense |",
+        "| section hybrid |",
+    ] {
+        assert!(stdout.contains(run), "{run} missing:\n{stdout}");
+    }
+    let listed = manifest(&dir).learned.unwrap();
+    let file =
+        LearnedFile::from_bytes(&std::fs::read(dir.join(&listed.file.file)).unwrap()).unwrap();
+    assert_eq!(file.rankers.len(), 3);
+    assert_eq!(file.vectors.len(), 1, "one model's question vectors");
+    assert_eq!(file.vectors[0].vectors.len(), GG_QUESTIONS.len());
+    assert_eq!(
+        file.provenance.licence,
+        paragraf_core::learning::GERLAYQA_LICENCE
+    );
+    for mode in ["dense", "hybrid"] {
+        let results: Value = serde_json::from_str(&run_ok(&[
+            "search",
+            "--bundles",
+            dir.to_str().unwrap(),
+            "--law",
+            "GG",
+            "--mode",
+            mode,
+            "--json",
+            "Darf der Briefträger meine Post lesen?",
+        ]))
+        .unwrap();
+        assert_eq!(results["mode"], mode);
+        assert_eq!(results["learned"]["questions"], GG_QUESTIONS.len());
+        assert_eq!(results["hits"][0]["designation"], "Art 10", "{results}");
+        assert!(results["hits"][0]["precedents"].as_u64().unwrap() >= 1);
+    }
+}
+
+/// The project's own lay set names only sections the BGB has (its gold was checked against the text).
+#[test]
+fn the_projects_lay_questions_name_only_sections_of_the_bgb() {
+    let tmp = temp_dir();
+    let dir = bgb_lexical(tmp.path());
+    let out = run(&[
+        "learn",
+        "--questions",
+        lay_questions().to_str().unwrap(),
+        "--bundles",
+        dir.to_str().unwrap(),
+        "--folds",
+        "2",
+    ]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("learned from 66 questions (GerLayQA; 0 skipped) for BGB"));
+}
