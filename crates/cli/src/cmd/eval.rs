@@ -330,6 +330,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             &runs,
             args.folds,
             args.seed,
+            crate::cmd::learn::DEFAULT_SHRINK,
         );
         let md = crate::cmd::learn::cv_markdown(&rows, args.folds, args.seed, args.rounds)?;
         let out = report_dir(&args)?;

@@ -191,10 +191,11 @@ fn objective(examples: &[(Vec<Features>, &[u32])], weights: &Weights, max_count:
     total / examples.len().max(1) as f64
 }
 
-const GRID: [f32; 15] = [
-    0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0, 20.0, 32.0,
+const GRID: [f32; 18] = [
+    0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0, 20.0, 32.0, 50.0, 80.0,
+    128.0,
 ];
-const SMOOTHING: [f32; 4] = [0.25, 1.0, 4.0, 16.0];
+const SMOOTHING: [f32; 5] = [0.05, 0.25, 1.0, 4.0, 16.0];
 
 /// The weights a mode may change: BM25 has no dense list, dense no BM25 list.
 fn coordinates(mode: Mode) -> Vec<usize> {
@@ -269,7 +270,9 @@ pub fn fit_run(
     ascend(&examples, run.mode, learning.max_count())
 }
 
-/// Learns from `members`: the file with one fit ranker per run (its CV figures left empty).
+/// Learns from `members`: the file with one fit ranker per run (its CV figures left empty), the learned
+/// signals' weights scaled by `shrink` ([`Weights::shrunk`]; 1: as fit).
+#[allow(clippy::too_many_arguments)]
 pub fn learn(
     law: &Law,
     generator: &str,
@@ -278,6 +281,7 @@ pub fn learn(
     members: &[usize],
     vectors: Option<ModelVectors>,
     runs: &[Run],
+    shrink: f32,
 ) -> LearnedFile {
     let mut file = assemble(law, generator, provenance, questions, members, vectors);
     let (learning, _) = file.clone().resolve(law).expect("assembled for this law");
@@ -286,7 +290,7 @@ pub fn learn(
         .map(|run| Ranker {
             strategy: run.strategy.map(str::to_string),
             mode: run.mode,
-            weights: fit_run(&learning, run, questions, vectors, members),
+            weights: fit_run(&learning, run, questions, vectors, members).shrunk(shrink),
             cv: Default::default(),
         })
         .collect();
@@ -303,7 +307,9 @@ pub struct HeldOut {
 }
 
 /// k-fold cross-validation of learning: per fold, precedents, prior and every run's weights are learned from
-/// the other folds and the fold is ranked with them. Folds as [`fold_assignment`] (seeded).
+/// the other folds and the fold is ranked with them (weights shrunk by `shrink`, as [`learn`] does). Folds as
+/// [`fold_assignment`] (seeded).
+#[allow(clippy::too_many_arguments)]
 pub fn cross_validate(
     law: &Law,
     questions: &[Labelled],
@@ -311,6 +317,7 @@ pub fn cross_validate(
     runs: &[Run],
     folds: usize,
     seed: u64,
+    shrink: f32,
     progress: &mut dyn FnMut(usize),
 ) -> Vec<HeldOut> {
     let fold_of = fold_assignment(questions.len(), folds, seed);
@@ -331,7 +338,9 @@ pub fn cross_validate(
             date: String::new(),
             licence: String::new(),
         };
-        let file = learn(law, "", provenance, questions, &members, vectors, runs);
+        let file = learn(
+            law, "", provenance, questions, &members, vectors, runs, shrink,
+        );
         let (learning, _) = file.clone().resolve(law).expect("assembled for this law");
         for (r, run) in runs.iter().enumerate() {
             let weights = file.rankers[r].weights;

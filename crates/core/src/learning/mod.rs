@@ -121,6 +121,17 @@ impl Weights {
         smoothing: 1.0,
     };
 
+    /// These weights with the learned signals (prior and votes) scaled by `factor` (0..1): a cautious ranker
+    /// that leans less on what was learned (`paragraf learn --shrink`).
+    pub fn shrunk(self, factor: f32) -> Weights {
+        Weights {
+            prior: self.prior * factor,
+            vote_lexical: self.vote_lexical * factor,
+            vote_dense: self.vote_dense * factor,
+            ..self
+        }
+    }
+
     fn valid(&self) -> bool {
         let all = [
             self.lexical,
