@@ -195,11 +195,11 @@ fn learned_bm25_ranks_what_lay_people_need_and_eval_refuses_to_flatter_it() {
     assert!(lifted["precedents"].as_u64().unwrap() >= 1, "{lifted}");
 
     // The questions learned from are not scored with what they taught.
-    let eval = |extra: &[&str]| {
+    let eval = |questions: &Path, extra: &[&str]| {
         let mut args = vec![
             "eval",
             "--questions",
-            taught.to_str().unwrap(),
+            questions.to_str().unwrap(),
             "--bundles",
             dir.to_str().unwrap(),
             "--modes",
@@ -214,15 +214,15 @@ fn learned_bm25_ranks_what_lay_people_need_and_eval_refuses_to_flatter_it() {
         args.extend(extra);
         run(&args)
     };
-    let refused = eval(&[]);
+    let refused = eval(&taught, &[]);
     assert_eq!(refused.status.code(), Some(2));
     assert_eq!(
         stderr(&refused).lines().last().unwrap(),
         "error: 24 of the 24 questions are among the 24 the folder's learned file learned from (Paragraf-Testfragen): scoring them would flatter learning. Evaluate other questions, pass --no-learning, or --learn-per-fold to learn from these questions fold by fold"
     );
-    let unlearned = eval(&["--no-learning"]);
+    let unlearned = eval(&taught, &["--no-learning"]);
     assert!(unlearned.status.success(), "{}", stderr(&unlearned));
-    let per_fold = eval(&["--learn-per-fold", "--folds", "3"]);
+    let per_fold = eval(&taught, &["--learn-per-fold", "--folds", "3"]);
     assert!(per_fold.status.success(), "{}", stderr(&per_fold));
     let md = std::fs::read_to_string(tmp.path().join("learning-cv.md")).unwrap();
     assert!(md.contains("| sections bm25 | "), "{md}");
@@ -235,21 +235,7 @@ fn learned_bm25_ranks_what_lay_people_need_and_eval_refuses_to_flatter_it() {
             {"Question_text": "Wann verjähren Ansprüche auf Schadensersatz?", "Paragraphs": ["§ 195", "§ 199"]}]"#,
     )
     .unwrap();
-    let scored = run(&[
-        "eval",
-        "--questions",
-        other.to_str().unwrap(),
-        "--bundles",
-        dir.to_str().unwrap(),
-        "--modes",
-        "bm25",
-        "--runs",
-        "1",
-        "--rounds",
-        "200",
-        "--out",
-        tmp.path().to_str().unwrap(),
-    ]);
+    let scored = eval(&other, &[]);
     assert!(scored.status.success(), "{}", stderr(&scored));
     let report = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
     assert!(
