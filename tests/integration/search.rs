@@ -395,7 +395,7 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
         .find(|l| l.starts_with("| section dense |"))
         .unwrap_or_else(|| panic!("{baseline}"));
     assert!(
-        row.contains("| section dense | ") && row.contains("| +0.0000 | 1.0000 |"),
+        row.contains("| section dense | ") && row.contains("| +0.0000 | 0 / 0 | 1.0000 |"),
         "{baseline}"
     );
 
