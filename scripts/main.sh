@@ -56,7 +56,7 @@ learn_from="${PARAGRAF_LEARN_FROM-../shared/eval/gerlayqa/bgb_dev.json}"
 if [[ -z "$laws" && -n "$learn_from" && -f "$learn_from" ]]; then
   printf '\n==> learning from %s (GerLayQA: non-commercial research use only; kept local in out/bundles):\n' "$learn_from"
   printf '    which sections lay people ask about, similar past questions, ranking weights; 5-fold cross-validated\n'
-  printf '    first (measured 3 min 48 s for three strategies on 2 cores with the question vectors cached; the first run\n'
+  printf '    first (measured 3 min 48 s for three strategies on 2 cores, release build, question vectors cached; the first run\n'
   printf '    also embeds the 2,154 questions). PARAGRAF_LEARN_FROM= skips it.\n'
   ./target/debug/paragraf learn --questions "$learn_from" --bundles out/bundles --law BGB
 elif [[ -z "$laws" ]]; then
