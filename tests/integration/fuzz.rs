@@ -144,17 +144,16 @@ fn learned_files_with_learned_search() {
     let questions = crate::learn::gg_questions(tmp.path());
     let mut seeds = Vec::new();
     for strategies in ["none", "section"] {
-        crate::util::run_ok(&[
-            "learn",
-            "--questions",
-            questions.to_str().unwrap(),
-            "--bundles",
-            dir.to_str().unwrap(),
-            "--strategies",
-            strategies,
-            "--folds",
-            "2",
-        ]);
+        let out = crate::learn::run_learn(
+            &questions,
+            &dir,
+            &["--strategies", strategies, "--folds", "2"],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let manifest = Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
         seeds.push(std::fs::read(dir.join(&manifest.learned.unwrap().file.file)).unwrap());
     }

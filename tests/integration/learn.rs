@@ -2,6 +2,7 @@
 //! GG test folder (e5 vectors: dense and hybrid rankers, dense votes); then search, eval and bad input.
 
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use crate::util::{copy_folder, gg_bundles, run, run_ok, shared, temp_dir};
 use paragraf_core::learning::LearnedFile;
@@ -77,6 +78,19 @@ pub fn taught_questions(dir: &Path) -> PathBuf {
     path
 }
 
+/// `paragraf learn` of `questions` into the folder `dir`, with further options; its output, whatever the exit.
+pub fn run_learn(questions: &Path, dir: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "learn",
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    run(&args)
+}
+
 fn manifest(dir: &Path) -> Manifest {
     Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
 }
@@ -134,19 +148,18 @@ fn learned_bm25_ranks_what_lay_people_need_and_eval_refuses_to_flatter_it() {
     assert!(before.get("learned").is_none());
 
     let taught = taught_questions(tmp.path());
-    let out = run(&[
-        "learn",
-        "--questions",
-        taught.to_str().unwrap(),
-        "--bundles",
-        dir.to_str().unwrap(),
-        "--folds",
-        "3",
-        "--source",
-        "Paragraf-Testfragen",
-        "--licence",
-        "MIT OR Apache-2.0",
-    ]);
+    let out = run_learn(
+        &taught,
+        &dir,
+        &[
+            "--folds",
+            "3",
+            "--source",
+            "Paragraf-Testfragen",
+            "--licence",
+            "MIT OR Apache-2.0",
+        ],
+    );
     let (stdout, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
     assert!(out.status.success(), "{err}");
     assert!(stdout.contains("3-fold cross-validation"), "{stdout}");
@@ -268,17 +281,7 @@ fn learned_bm25_ranks_what_lay_people_need_and_eval_refuses_to_flatter_it() {
 fn bad_question_files_are_named_and_nothing_is_half_written() {
     let tmp = temp_dir();
     let dir = bgb_lexical(tmp.path());
-    let learn = |file: &Path| {
-        run(&[
-            "learn",
-            "--questions",
-            file.to_str().unwrap(),
-            "--bundles",
-            dir.to_str().unwrap(),
-            "--folds",
-            "2",
-        ])
-    };
+    let learn = |file: &Path| run_learn(file, &dir, &["--folds", "2"]);
     // Unknown sections, another law's sections, repeated ids, empty gold and repeated questions: named, skipped.
     let mut entries = vec![
         r#"{"Question_text": "Frage ohne Gold", "Paragraphs": []}"#.to_string(),
@@ -388,17 +391,13 @@ fn learned_dense_and_hybrid_rankers_vote_with_question_vectors() {
     let dir = tmp.path().join("gg");
     copy_folder(gg_bundles(), &dir);
     let questions = gg_questions(tmp.path());
-    let stdout = run_ok(&[
-        "learn",
-        "--questions",
-        questions.to_str().unwrap(),
-        "--bundles",
-        dir.to_str().unwrap(),
-        "--strategies",
-        "section",
-        "--folds",
-        "2",
-    ]);
+    let out = run_learn(
+        &questions,
+        &dir,
+        &["--strategies", "section", "--folds", "2"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
     for run in [
         "| sections bm25 |",
         "| section dense |",
@@ -447,15 +446,7 @@ fn learned_dense_and_hybrid_rankers_vote_with_question_vectors() {
 fn the_projects_lay_questions_name_only_sections_of_the_bgb() {
     let tmp = temp_dir();
     let dir = bgb_lexical(tmp.path());
-    let out = run(&[
-        "learn",
-        "--questions",
-        lay_questions().to_str().unwrap(),
-        "--bundles",
-        dir.to_str().unwrap(),
-        "--folds",
-        "2",
-    ]);
+    let out = run_learn(&lay_questions(), &dir, &["--folds", "2"]);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("warning"), "{err}");

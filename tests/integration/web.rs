@@ -2226,17 +2226,17 @@ fn a_folder_without_vectors_searches_with_bm25_and_sends_nothing() {
 fn learned_ranking_says_where_it_comes_from_and_can_be_switched_off() {
     let dir = temp_dir();
     let bundles = crate::learn::bgb_lexical(dir.path());
-    crate::util::run_ok(&[
-        "learn",
-        "--questions",
-        crate::learn::taught_questions(dir.path()).to_str().unwrap(),
-        "--bundles",
-        bundles.to_str().unwrap(),
-        "--folds",
-        "3",
-        "--source",
-        "Paragraf-Testfragen",
-    ]);
+    let questions = crate::learn::taught_questions(dir.path());
+    let out = crate::learn::run_learn(
+        &questions,
+        &bundles,
+        &["--folds", "3", "--source", "Paragraf-Testfragen"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let site = crate::util::serve_static(vec![
         ("/bundles/".into(), bundles.clone()),
         ("/".into(), dist()),
