@@ -325,8 +325,48 @@ fn laws_built_without_vectors_are_searched_with_bm25() {
                 (Some("bm25"), &serde_json::Value::Null),
                 "{mode}: {hits:#}"
             );
+            // Across laws: routed, each law's share of the hits (adding up), every hit with its law's title.
+            let by_law = hits["by_law"].as_array().cloned().unwrap_or_default();
+            assert_eq!(
+                (hits["routed"].as_bool(), by_law.is_empty()),
+                (if one_law { None } else { Some(true) }, one_law),
+                "{hits:#}"
+            );
+            let counted: u64 = by_law.iter().map(|c| c["hits"].as_u64().unwrap()).sum();
+            assert!(one_law || counted == hits["hits"].as_array().unwrap().len() as u64);
+            let entry = built.laws.iter().find(|l| l.law == law).unwrap();
+            assert_eq!(top["law_title"].as_str(), Some(entry.title.as_str()));
         }
     }
+    // Without routing the ranking says so; the text output names each law's share and title.
+    let text = run_ok(&[
+        "search",
+        "--bundles",
+        out.to_str().unwrap(),
+        "--mode",
+        "bm25",
+        &question,
+    ]);
+    let laws_line = text
+        .lines()
+        .find(|l| l.starts_with("laws: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        laws_line.ends_with("(routed by law)") && laws_line.contains(&format!("{law} ")),
+        "{text}"
+    );
+    let unrouted = run_ok(&[
+        "search",
+        "--bundles",
+        out.to_str().unwrap(),
+        "--no-routing",
+        "--mode",
+        "bm25",
+        "--json",
+        &question,
+    ]);
+    let unrouted: serde_json::Value = serde_json::from_str(&unrouted).unwrap();
+    assert_eq!(unrouted["routed"], serde_json::Value::Null, "{unrouted:#}");
 
     // Evaluating vectors of a folder without any is refused, with what to do instead.
     let questions = dir.path().join("questions.json");
@@ -540,12 +580,16 @@ fn distractors_are_measured_with_one_protocol_alone_and_among() {
             .find(|l| l.starts_with(&format!("| {mode} |")))
             .unwrap_or_else(|| panic!("{table}"));
         let cells: Vec<&str> = row.split(" | ").collect();
-        assert_eq!(cells[1], cells[2], "{row}");
-        assert!(row.contains("| +0.0000 | 1.0000 | "), "{row}");
-        assert!(row.contains("| 100.0 % → 100.0 % |"), "{row}");
+        // Alone, among (itself) and routed (one law: nothing to route) rank alike.
+        assert!(cells[2].starts_with(&format!("{} [", cells[1])), "{row}");
+        assert_eq!(cells[2], cells[3], "{row}");
+        assert!(
+            row.contains("| +0.0000, 1.0000 | 100.0 % → 100.0 % | 100.0 % | "),
+            "{row}"
+        );
         // The browser's layout ranks BM25 exactly as the index does.
         if mode == "bm25" {
-            assert_eq!(cells[5], cells[2].split(' ').next().unwrap(), "{row}");
+            assert_eq!(cells[8], cells[1], "{row}");
         }
     }
     assert_eq!(
@@ -571,7 +615,10 @@ fn distractors_are_measured_with_one_protocol_alone_and_among() {
         "{}",
         String::from_utf8_lossy(&lexical.stderr)
     );
-    assert!(table.starts_with("# GG alone vs among 3 laws ("), "{table}");
+    assert!(
+        table.starts_with("# GG questions among 3 laws ("),
+        "{table}"
+    );
     assert!(table.contains("| bm25 | "), "{table}");
     // Dense needs section bundles, which XML does not have.
     let refused = among(&questions, &corpus, "dense", &dir.path().join("dense"));
@@ -583,6 +630,106 @@ fn distractors_are_measured_with_one_protocol_alone_and_among() {
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );
+}
+
+/// Questions whose gold names its law, across the GG, HGB and StGB (written for this test), and ids that cannot
+/// be placed.
+const CROSS_LAW_QUESTIONS: &str = r#"[
+    {"Question_text": "Ich habe im Supermarkt etwas eingesteckt, ohne zu bezahlen. Ist das Diebstahl?", "Paragraphs": ["§ 242 StGB"]},
+    {"Question_text": "Darf die Zeitung frei berichten, gibt es Zensur?", "Paragraphs": ["Art 5 GG"]},
+    {"Question_text": "Wer ist Kaufmann und betreibt ein Handelsgewerbe?", "Paragraphs": ["§ 1 HGB"]},
+    {"Question_text": "Wer mich schlägt und verletzt, macht sich der strafbar?", "Paragraphs": ["§ 223 StGB", "§ 1 KSchG"]},
+    {"Question_text": "Was gilt für die Firma eines Kaufmanns?", "Paragraphs": ["§ 17 HGB", "§ 9999 HGB", "§ 1"]}
+]"#;
+
+#[test]
+fn questions_across_laws_are_judged_by_law_routed_and_fit() {
+    let dir = temp_dir();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    for law in ["GG", "HGB", "StGB"] {
+        std::fs::copy(
+            shared(&format!("corpus/{law}.xml")),
+            corpus.join(format!("{law}.xml")),
+        )
+        .unwrap();
+    }
+    let questions = dir.path().join("questions.json");
+    std::fs::write(&questions, CROSS_LAW_QUESTIONS).unwrap();
+    let out = dir.path().join("report");
+    let eval = |extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "--questions",
+            questions.to_str().unwrap(),
+            // A folder without a law: the questions have none of their own.
+            "--bundles",
+            dir.path().to_str().unwrap(),
+            "--among",
+            corpus.to_str().unwrap(),
+            "--modes",
+            "bm25",
+            "--rounds",
+            "200",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        run(&args)
+    };
+    let fitted = eval(&["--fit-routing"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&fitted.stdout),
+        String::from_utf8_lossy(&fitted.stderr),
+    );
+    assert!(fitted.status.success(), "{stderr}");
+    // Every id that cannot be placed is named and counted as a miss.
+    for warning in [
+        "warning: question 3: \"§ 1 KSchG\" names a law that is not among the laws searched (a miss)",
+        "warning: question 4: HGB has no active section \"§ 9999\" (a miss)",
+        "warning: question 4: \"§ 1\" names no law, and the questions have no law of their own (a miss); write it as `§ 3 BUrlG`",
+    ] {
+        assert!(stderr.contains(warning), "{warning}: {stderr}");
+    }
+    assert!(
+        stdout.starts_with("# cross-law questions among 3 laws ("),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("5 questions (3 gold ids could not be placed: misses)"),
+        "{stdout}"
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("| bm25 | – | "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let cells: Vec<&str> = row.split(" | ").collect();
+    let recall = |cell: &str| cell.split(' ').next().unwrap().parse::<f64>().unwrap();
+    // Weights fit on these questions cannot do worse on them than no routing (ties keep the unrouted ranking).
+    assert!(recall(cells[3]) >= recall(cells[2]), "{row}");
+    let weights = stdout
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Routing weights fit for bm25 (in-sample on these questions): `")
+        })
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        weights.starts_with("{\"global\":1.0,\"within_law\":"),
+        "{weights}"
+    );
+    // Per question: recall unrouted and routed, the top hit's law, whether the law is right.
+    let tsv = std::fs::read_to_string(out.join("among.tsv")).unwrap();
+    let lines: Vec<&str> = tsv.lines().collect();
+    assert_eq!(lines[0], "question\tmode\trecall10_unrouted\trecall10_routed\ttop_law_unrouted\ttop_law_routed\tlaw_first_routed\tlaw_top3_routed");
+    assert_eq!(lines.len(), 6, "{tsv}");
+    let first: Vec<&str> = lines[1].split('\t').collect();
+    assert_eq!((first[0], first[1]), ("0", "bm25"));
+    assert!(["StGB", "GG", "HGB"].contains(&first[5]), "{tsv}");
+    // With the shipped weights the report says so.
+    let shipped = eval(&[]);
+    assert!(shipped.status.success());
+    assert!(String::from_utf8_lossy(&shipped.stdout)
+        .contains("\"routed\": law routing with the shipped weights"));
 }
 
 #[test]

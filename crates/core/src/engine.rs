@@ -195,6 +195,9 @@ pub struct SearchOptions {
     /// Rank with what was learned from past questions when the law has it ([`LawIndex::with_learning`],
     /// [`crate::learning`]; true). Off: the unlearned ranking, to compare.
     pub learning: bool,
+    /// Across laws: decide the law first ([`crate::federal::routing`], [`crate::federal::routing::RoutingWeights::DEFAULT`];
+    /// true). Off: the first stage's ranking across laws as it is, to compare.
+    pub route_laws: bool,
 }
 
 /// Default [`SearchOptions::expansion_weight`] (the app, `paragraf search`, MCP): the weight that 5-fold
@@ -221,6 +224,7 @@ impl Default for SearchOptions {
             expansion_weight: DEFAULT_EXPANSION_WEIGHT,
             graph_weight: 0.0,
             learning: true,
+            route_laws: true,
         }
     }
 }

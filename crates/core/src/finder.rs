@@ -28,18 +28,28 @@ use crate::search::bm25::{Bm25Index, Bm25Params};
 /// printed (or the one law with it and a year: `StVO` is `StVO 2013`), else a title that the words name exactly once (articles and a genitive `s`/`es` left out). `None` when
 /// no law, or more than one, fits: a link to the wrong law is worse than none.
 pub fn cited_law<'a>(laws: &'a [LawEntry], named: &str) -> Option<&'a LawEntry> {
+    cited_law_index(laws, |l| (&l.law, &l.title), named).map(|i| &laws[i])
+}
+
+/// [`cited_law`] over any list of laws, given each one's abbreviation and title: the index of the law named.
+pub fn cited_law_index<T>(
+    laws: &[T],
+    name: impl Fn(&T) -> (&str, &str),
+    named: &str,
+) -> Option<usize> {
     let named = named.trim();
-    if let Some(law) = laws.iter().find(|l| l.law == named) {
+    if let Some(law) = laws.iter().position(|l| name(l).0 == named) {
         return Some(law);
     }
     // The archive tells versions apart by a year (`StVO 2013`, `PfandBarwertV 2005`); statutes cite without it.
-    let mut dated = laws.iter().filter(|l| {
-        l.law
+    let mut dated = laws.iter().enumerate().filter(|(_, l)| {
+        name(l)
+            .0
             .strip_prefix(named)
             .and_then(|rest| rest.strip_prefix(' '))
             .is_some_and(|year| year.len() == 4 && year.bytes().all(|b| b.is_ascii_digit()))
     });
-    if let (Some(law), None) = (dated.next(), dated.next()) {
+    if let (Some((law, _)), None) = (dated.next(), dated.next()) {
         return Some(law);
     }
     let lower = named.to_lowercase();
@@ -67,9 +77,16 @@ pub fn cited_law<'a>(laws: &'a [LawEntry], named: &str) -> Option<&'a LawEntry> 
     ];
     let mut found = laws
         .iter()
-        .filter(|l| forms.iter().any(|f| l.title.to_lowercase() == *f));
+        .enumerate()
+        // Same byte length first: lowercasing keeps it (for German titles), and most titles differ in it.
+        .filter(|(_, l)| {
+            let title = name(l).1;
+            forms
+                .iter()
+                .any(|f| title.len() == f.len() && title.to_lowercase() == *f)
+        });
     match (found.next(), found.next()) {
-        (Some(law), None) => Some(law),
+        (Some((law, _)), None) => Some(law),
         _ => None,
     }
 }
@@ -229,6 +246,14 @@ pub struct LawFinder {
     bm25: Bm25Index,
 }
 
+/// One law as the finder catalogues it.
+struct CatalogueEntry<'a> {
+    law: &'a str,
+    title: &'a str,
+    sections: usize,
+    topics: Vec<String>,
+}
+
 fn key(text: &str) -> String {
     text.to_lowercase().replace(' ', "")
 }
@@ -242,21 +267,45 @@ impl LawFinder {
             .flat_map(|t| &t.laws)
             .map(|l| (l.law.as_str(), l.topics.as_slice()))
             .collect();
-        let docs: Vec<String> = laws
-            .iter()
-            .map(|l| {
-                let topics = by_law.get(l.law.as_str()).copied().unwrap_or_default();
-                format!("{}\n{}\n{}", l.law, l.title, topics.join("\n"))
-            })
-            .collect();
+        LawFinder::catalogue(laws.iter().map(|l| {
+            CatalogueEntry {
+                law: &l.law,
+                title: &l.title,
+                sections: l.sections,
+                topics: by_law
+                    .get(l.law.as_str())
+                    .copied()
+                    .unwrap_or_default()
+                    .to_vec(),
+            }
+        }))
+    }
+
+    /// A finder over loaded laws, each with its [`topics`] (the index across laws routes questions with it).
+    pub fn of_laws(laws: &[&Law]) -> LawFinder {
+        LawFinder::catalogue(laws.iter().map(|l| CatalogueEntry {
+            law: &l.abbreviation,
+            title: &l.title,
+            sections: l.active_sections().count(),
+            topics: topics(l),
+        }))
+    }
+
+    fn catalogue<'a>(laws: impl Iterator<Item = CatalogueEntry<'a>>) -> LawFinder {
+        let (mut keys, mut lower, mut titles, mut prior, mut docs) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for l in laws {
+            keys.push(key(l.law));
+            lower.push(l.law.to_lowercase());
+            titles.push(l.title.to_lowercase());
+            prior.push((std::f32::consts::E + l.sections as f32).ln().sqrt());
+            docs.push(format!("{}\n{}\n{}", l.law, l.title, l.topics.join("\n")));
+        }
         LawFinder {
-            keys: laws.iter().map(|l| key(&l.law)).collect(),
-            lower: laws.iter().map(|l| l.law.to_lowercase()).collect(),
-            titles: laws.iter().map(|l| l.title.to_lowercase()).collect(),
-            prior: laws
-                .iter()
-                .map(|l| (std::f32::consts::E + l.sections as f32).ln().sqrt())
-                .collect(),
+            keys,
+            lower,
+            titles,
+            prior,
             bm25: Bm25Index::build(&docs, AnalyzerConfig::default(), FINDER_BM25),
         }
     }

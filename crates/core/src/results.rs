@@ -89,8 +89,45 @@ pub struct SearchResults {
     /// What the ranking learned from past questions, when it did (absent: unlearned).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learned: Option<LearnedFrom>,
+    /// Across laws: how many hits each law holds, most first ("BGB 6 · BetrKV 2"); absent for one law.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_law: Vec<LawCount>,
+    /// Across laws: whether the ranking was routed by law ([`crate::federal::routing`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub routed: bool,
     /// Best sections first.
     pub hits: Vec<SectionResult>,
+}
+
+/// One law's share of a ranking across laws.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LawCount {
+    /// Abbreviation.
+    pub law: String,
+    /// Full title.
+    pub title: String,
+    /// Hits from it.
+    pub hits: u32,
+}
+
+impl LawCount {
+    /// The laws of `hits`, most hits first (ties: the law of the better hit first).
+    pub fn of(hits: &[SectionResult]) -> Vec<LawCount> {
+        let mut counts: Vec<LawCount> = Vec::new();
+        for hit in hits {
+            match counts.iter_mut().find(|c| c.law == hit.law) {
+                Some(c) => c.hits += 1,
+                None => counts.push(LawCount {
+                    law: hit.law.clone(),
+                    title: hit.law_title.clone(),
+                    hits: 1,
+                }),
+            }
+        }
+        // Stable: equal counts keep the order of their first hits.
+        counts.sort_by_key(|c| std::cmp::Reverse(c.hits));
+        counts
+    }
 }
 
 /// Where a learned ranking comes from ([`crate::learning::Provenance`]): counts and names, never a question.
@@ -146,6 +183,9 @@ pub struct SectionResult {
     pub rank: u32,
     /// Law abbreviation.
     pub law: String,
+    /// The law's full title (`Bürgerliches Gesetzbuch`).
+    #[serde(default)]
+    pub law_title: String,
     /// `§ 535`, `Art. 1`.
     pub designation: String,
     /// Heading, empty when the section has none.
@@ -482,6 +522,7 @@ pub fn section_result(
     SectionResult {
         rank: rank as u32 + 1,
         law: law.abbreviation.clone(),
+        law_title: law.title.clone(),
         designation: section.designation.clone(),
         title: section.title.clone(),
         breadcrumb: law.path_label(i),

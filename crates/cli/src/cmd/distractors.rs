@@ -1,17 +1,21 @@
-//! `paragraf eval --among`: what other laws cost. The questions' law (the BGB for GerLayQA) is searched alone and
-//! among every law of a bundle folder or the federal archive, with the same index and protocol both times
-//! ([`FederalIndex`]), so the difference is the distractors alone: Recall@10 per mode with its bootstrap
-//! interval, a paired permutation test alone vs among, and which laws the top hits come from.
+//! `paragraf eval --among`: what other laws cost, and what law routing wins back. Questions are searched among
+//! every law of a bundle folder or the federal archive as one ranking ([`FederalIndex`]), unrouted and routed
+//! by law ([`routing`]), and — when they have a law of their own (the BGB for GerLayQA) — in that law alone
+//! with the same index and protocol, so the difference is the distractors alone. Gold ids may name their law
+//! (`§ 3 BUrlG`: questions across laws). Per mode: Recall@10 with its bootstrap interval, a paired permutation
+//! test routed vs unrouted, how often the top hit's law is right, which laws the other top hits come from;
+//! per question in a TSV. `--fit-routing` fits the routing weights on the questions given (the tuning half).
 
 use anyhow::{Context, Result};
 use paragraf_core::bundle::StrategyBundle;
 use paragraf_core::engine::{Mode, SearchOptions};
-use paragraf_core::eval::gold::Gold;
+use paragraf_core::eval::gold::{GoldWarning, LawGold};
 use paragraf_core::eval::metrics::recall_at;
 use paragraf_core::eval::stats::{bootstrap_ci, paired_permutation_test};
 use paragraf_core::eval::Question;
 use paragraf_core::federal::files::{FederalHead, SHARD_BYTES};
-use paragraf_core::federal::{FederalHit, FederalIndex, FederalLaw, SECTION_STRATEGY};
+use paragraf_core::federal::routing::{self, Example, Features, RoutingWeights};
+use paragraf_core::federal::{FederalHit, FederalIndex, FederalLaw, FirstStage, SECTION_STRATEGY};
 use paragraf_core::manifest::MANIFEST;
 use paragraf_core::Law;
 use std::collections::HashMap;
@@ -61,9 +65,6 @@ fn load(source: &Path) -> Result<Vec<(Law, Option<StrategyBundle>)>> {
     Ok(laws)
 }
 
-/// One search of a question (text, vector) over one index.
-type SearchFn<'a> = dyn Fn(&str, Option<&[f32]>) -> Result<Vec<FederalHit>> + 'a;
-
 fn parts(laws: &[(Law, Option<StrategyBundle>)]) -> Vec<FederalLaw<'_>> {
     laws.iter()
         .map(|(law, bundle)| FederalLaw {
@@ -73,26 +74,87 @@ fn parts(laws: &[(Law, Option<StrategyBundle>)]) -> Vec<FederalLaw<'_>> {
         .collect()
 }
 
-/// Runs the comparison for the questions of `law` (its abbreviation) and prints it as Markdown.
+/// What `eval --among` measured: the Markdown table (with the routing weights fit, under `--fit-routing`) and
+/// the per-question TSV.
+pub struct Measured {
+    pub markdown: String,
+    pub per_question: String,
+}
+
+/// Which routing weights `eval --among` ranks with.
+#[derive(Clone, Copy)]
+pub enum Routing {
+    /// Fit on the questions evaluated (the tuning half; in-sample).
+    Fit,
+    /// These (the shipped ones, or `--routing-weights`).
+    Given(RoutingWeights),
+}
+
+/// Per question of one run: Recall@10 (`None`: no gold), the law of the top hit, whether a gold law is first and
+/// among the laws of the first three hits.
+struct Judged {
+    recall: Vec<Option<f64>>,
+    top_law: Vec<u32>,
+    law_first: Vec<bool>,
+    law_top3: Vec<bool>,
+}
+
+fn judge(rankings: &[Vec<FederalHit>], gold: &LawGold) -> Judged {
+    let mut judged = Judged {
+        recall: Vec::new(),
+        top_law: Vec::new(),
+        law_first: Vec::new(),
+        law_top3: Vec::new(),
+    };
+    for (q, hits) in rankings.iter().enumerate() {
+        let ranking: Vec<(u32, u32)> = hits.iter().map(|h| (h.law, h.section)).collect();
+        let laws = gold.laws(q);
+        judged
+            .recall
+            .push(recall_at(&ranking, &gold.sections[q], 10));
+        judged
+            .top_law
+            .push(hits.first().map_or(u32::MAX, |h| h.law));
+        judged
+            .law_first
+            .push(hits.first().is_some_and(|h| laws.contains(&h.law)));
+        judged
+            .law_top3
+            .push(hits.iter().take(3).any(|h| laws.contains(&h.law)));
+    }
+    judged
+}
+
+/// Searches the questions of `questions` (gold naming their laws, or plain ids meaning `own`, the questions'
+/// law when they have one) among every law of `source`: unrouted and routed, and `own` alone when given.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     source: &Path,
-    law: &str,
+    own: Option<&str>,
     questions: &[Question],
     texts: &[String],
     modes: &[Mode],
     embed: &dyn Fn(&str) -> Result<Vec<Vec<f32>>>,
     rounds: usize,
     seed: u64,
-) -> Result<String> {
+    routing: Routing,
+) -> Result<Measured> {
     let laws = load(source)?;
-    let Some(own) = laws.iter().position(|(l, _)| l.abbreviation == law) else {
-        anyhow::bail!(
-            "{} holds no law {law}: the questions' law must be among the laws searched",
-            source.display()
-        );
+    let own = match own {
+        Some(law) => match laws.iter().position(|(l, _)| l.abbreviation == law) {
+            Some(i) => Some(i),
+            None => anyhow::bail!(
+                "{} holds no law {law}: the questions' law must be among the laws searched",
+                source.display()
+            ),
+        },
+        None => None,
     };
-    let gold = Gold::map(&laws[own].0, questions);
+    let all: Vec<&Law> = laws.iter().map(|(l, _)| l).collect();
+    let gold = LawGold::map(&all, own, questions);
+    for warning in &gold.warnings {
+        eprintln!("warning: {warning}");
+    }
     let t0 = Instant::now();
     let among = FederalIndex::new(&parts(&laws))?;
     eprintln!(
@@ -101,7 +163,9 @@ pub fn run(
         laws.len(),
         t0.elapsed().as_secs_f64()
     );
-    let alone = FederalIndex::new(&parts(&laws[own..=own]))?;
+    let alone = own
+        .map(|o| FederalIndex::new(&parts(&laws[o..=o])))
+        .transpose()?;
     // What the browser searches: the same sections, product-quantized vectors, postings in shards.
     let browser_files = FederalHead::build(&parts(&laws), SHARD_BYTES)?;
     let vectors = match (modes.iter().any(|m| *m != Mode::Bm25), among.model()) {
@@ -112,70 +176,146 @@ pub fn run(
         ),
         (false, _) => None,
     };
-    let mut out = format!(
-        "# {law} alone vs among {} laws ({} sections)\n\n{} questions; Recall@10 [95 % bootstrap CI]; p: paired permutation test alone vs among ({rounds} rounds, seed {seed}). \"Browser layout\": among all, as the app searches them (product-quantized vectors, sharded postings); p against among all.\n\n| mode | {law} alone | among all | Δ | p | browser layout | p | top hit from {law} (alone → among) | laws of the other top hits |\n|---|---|---|---|---|---|---|---|---|\n",
+    let own_name = own.map(|o| laws[o].0.abbreviation.as_str());
+    let mut markdown = format!(
+        "# {} questions among {} laws ({} sections)\n\n{} questions ({} gold ids could not be placed: misses); Recall@10 [95 % bootstrap CI]; \"routed\": law routing with {}; p: paired permutation test ({rounds} rounds, seed {seed}). \"law first\": the top hit's law is a gold law; \"law in top 3\": a gold law among the laws of the first three hits. \"Browser layout\": unrouted, as the app searches (product-quantized vectors, sharded postings).\n\n| mode | {} | among all, unrouted | routed | Δ routed, p | law first (unrouted → routed) | law in top 3 (routed) | law first by its text / by agreement alone | browser layout (unrouted) | laws of the other top hits (routed) |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        own_name.unwrap_or("cross-law"),
         laws.len(),
         among.len(),
         questions.len(),
+        gold.warnings.iter().filter(|w| !matches!(w, GoldWarning::Resolved { .. })).count(),
+        match routing {
+            Routing::Fit => "weights fit on these questions (in-sample)".to_string(),
+            Routing::Given(w) if w == RoutingWeights::DEFAULT => "the shipped weights".to_string(),
+            Routing::Given(w) => format!("the weights `{}`", serde_json::to_string(&w)?),
+        },
+        own_name.map_or("alone".to_string(), |o| format!("{o} alone")),
     );
+    let mut per_question = String::from(
+        "question\tmode\trecall10_unrouted\trecall10_routed\ttop_law_unrouted\ttop_law_routed\tlaw_first_routed\tlaw_top3_routed\n",
+    );
+    let mut fitted = Vec::new();
     for &mode in modes {
         let options = SearchOptions {
             mode,
             citations_first: false,
+            route_laws: false,
             ..SearchOptions::default()
         };
-        let recall = |search: &SearchFn, own_law: u32| -> Result<(Vec<f64>, Vec<u32>)> {
-            let mut recalls = Vec::new();
-            let mut top_laws = Vec::new();
-            for (i, text) in texts.iter().enumerate() {
-                let vector = vectors.as_ref().map(|v| v[i].as_slice());
-                let hits = search(text, vector)?;
-                let ranking: Vec<(u32, u32)> = hits.iter().map(|h| (h.law, h.section)).collect();
-                let gold: Vec<(u32, u32)> =
-                    gold.sections[i].iter().map(|&s| (own_law, s)).collect();
-                if let Some(r) = recall_at(&ranking, &gold, 10) {
-                    recalls.push(r);
-                    top_laws.push(hits.first().map_or(u32::MAX, |h| h.law));
-                }
-            }
-            Ok((recalls, top_laws))
-        };
-        let alone_search = |text: &str, vector: Option<&[f32]>| -> Result<Vec<FederalHit>> {
-            Ok(alone.search(text, vector, &options)?.0)
-        };
-        let among_search = |text: &str, vector: Option<&[f32]>| -> Result<Vec<FederalHit>> {
-            Ok(among.search(text, vector, &options)?.0)
-        };
-        let (alone_r, alone_top) = recall(&alone_search, 0)?;
-        let (among_r, among_top) = recall(&among_search, own as u32)?;
-        let browser = |text: &str, vector: Option<&[f32]>| -> Result<Vec<FederalHit>> {
-            let head = &browser_files.head;
-            let coded = browser_files.vectors.as_ref().zip(vector);
-            Ok(head
-                .search(
-                    &head.query_terms(text),
-                    coded,
-                    &options,
-                    |n| browser_files.shards.get(n as usize),
-                    |_| true,
-                )?
-                .0)
-        };
-        let (browser_r, _) = recall(&browser, own as u32)?;
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let ci = |v: &[f64]| bootstrap_ci(v, 0.95, rounds, seed).context("bootstrap");
-        let ((a_lo, a_hi), (b_lo, b_hi)) = (ci(&alone_r)?, ci(&among_r)?);
-        let p = paired_permutation_test(&alone_r, &among_r, rounds, seed)?.p_value;
-        let p_browser = paired_permutation_test(&among_r, &browser_r, rounds, seed)?.p_value;
-        let share = |top: &[u32], own_law: u32| {
-            top.iter().filter(|&&l| l == own_law).count() as f64 / top.len().max(1) as f64
-        };
-        let mut others: HashMap<u32, usize> = HashMap::new();
-        for &l in among_top
+        let vector = |i: usize| vectors.as_ref().map(|v| v[i].as_slice());
+        let started = Instant::now();
+        let first: Vec<FirstStage> = texts
             .iter()
-            .filter(|&&l| l != own as u32 && l != u32::MAX)
-        {
-            *others.entry(l).or_default() += 1;
+            .enumerate()
+            .map(|(i, text)| among.first_stage(text, vector(i), &options))
+            .collect::<Result<_, _>>()?;
+        let features: Vec<Vec<Features>> = first
+            .iter()
+            .zip(texts)
+            .map(|(f, text)| among.routing_features(f, text))
+            .collect();
+        let weights = match routing {
+            Routing::Fit => {
+                let examples: Vec<Example> = features
+                    .iter()
+                    .enumerate()
+                    .map(|(q, f)| Example {
+                        features: f.clone(),
+                        gold: gold.sections[q]
+                            .iter()
+                            .filter_map(|&(l, s)| among.doc_of(l, s))
+                            .collect(),
+                    })
+                    .collect();
+                let w = routing::fit(&examples);
+                fitted.push((mode, w));
+                w
+            }
+            Routing::Given(w) => w,
+        };
+        // Which law each signal alone would put first: the law-text ranking's, the agreement's.
+        let signal_first = |q: usize, signal: fn(&Features) -> f32| {
+            let laws = gold.laws(q);
+            features[q]
+                .iter()
+                .max_by(|a, b| signal(a).total_cmp(&signal(b)))
+                .is_some_and(|f| signal(f) > 0.0 && laws.contains(&f.law))
+        };
+        let text_first: Vec<bool> = (0..texts.len())
+            .map(|q| signal_first(q, |f| f.law_text))
+            .collect();
+        let agreement_first: Vec<bool> = (0..texts.len())
+            .map(|q| signal_first(q, |f| f.agreement))
+            .collect();
+        let top = |docs: Vec<paragraf_core::search::Hit>| among.hits(docs);
+        let unrouted: Vec<Vec<FederalHit>> = features
+            .iter()
+            .map(|f| top(routing::routed(f, &RoutingWeights::UNROUTED, 10)))
+            .collect();
+        let routed: Vec<Vec<FederalHit>> = features
+            .iter()
+            .map(|f| top(routing::routed(f, &weights, 10)))
+            .collect();
+        eprintln!(
+            "{mode}: {} questions searched and routed in {:.1} s",
+            texts.len(),
+            started.elapsed().as_secs_f64()
+        );
+        let alone_cell = match &alone {
+            Some(alone) => {
+                let own = own.expect("alone has a law") as u32;
+                let rankings: Vec<Vec<FederalHit>> = texts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, text)| {
+                        Ok(alone
+                            .search(text, vector(i), &options)?
+                            .0
+                            .into_iter()
+                            .map(|h| FederalHit { law: own, ..h })
+                            .collect())
+                    })
+                    .collect::<Result<_>>()?;
+                let judged = judge(&rankings, &gold);
+                format!("{:.4}", mean(&judged.recall))
+            }
+            None => "–".to_string(),
+        };
+        let browser: Vec<Vec<FederalHit>> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let head = &browser_files.head;
+                let coded = browser_files.vectors.as_ref().zip(vector(i));
+                Ok(head
+                    .search(
+                        &head.query_terms(text),
+                        coded,
+                        &options,
+                        |n| browser_files.shards.get(n as usize),
+                        |_| true,
+                    )?
+                    .0)
+            })
+            .collect::<Result<_>>()?;
+        let (u, r, b) = (
+            judge(&unrouted, &gold),
+            judge(&routed, &gold),
+            judge(&browser, &gold),
+        );
+        let defined = |v: &[Option<f64>]| v.iter().flatten().copied().collect::<Vec<_>>();
+        let ci =
+            |v: &[Option<f64>]| bootstrap_ci(&defined(v), 0.95, rounds, seed).context("bootstrap");
+        let ((u_lo, u_hi), (r_lo, r_hi)) = (ci(&u.recall)?, ci(&r.recall)?);
+        let p = paired_permutation_test(&defined(&u.recall), &defined(&r.recall), rounds, seed)?
+            .p_value;
+        let share =
+            |v: &[bool]| 100.0 * v.iter().filter(|&&b| b).count() as f64 / v.len().max(1) as f64;
+        let mut others: HashMap<u32, usize> = HashMap::new();
+        for (q, &l) in r.top_law.iter().enumerate() {
+            if l != u32::MAX && !gold.laws(q).contains(&l) {
+                *others.entry(l).or_default() += 1;
+            }
         }
         let mut others: Vec<(u32, usize)> = others.into_iter().collect();
         others.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -184,16 +324,50 @@ pub fn run(
             .take(5)
             .map(|(l, n)| format!("{} {n}", laws[*l as usize].0.abbreviation))
             .collect();
-        out.push_str(&format!(
-            "| {mode} | {:.4} [{a_lo:.4}, {a_hi:.4}] | {:.4} [{b_lo:.4}, {b_hi:.4}] | {:+.4} | {p:.4} | {:.4} | {p_browser:.4} | {:.1} % → {:.1} % | {} |\n",
-            mean(&alone_r),
-            mean(&among_r),
-            mean(&among_r) - mean(&alone_r),
-            mean(&browser_r),
-            100.0 * share(&alone_top, 0),
-            100.0 * share(&among_top, own as u32),
+        markdown.push_str(&format!(
+            "| {mode} | {alone_cell} | {:.4} [{u_lo:.4}, {u_hi:.4}] | {:.4} [{r_lo:.4}, {r_hi:.4}] | {:+.4}, {p:.4} | {:.1} % → {:.1} % | {:.1} % | {:.1} % / {:.1} % | {:.4} | {} |\n",
+            mean(&u.recall),
+            mean(&r.recall),
+            mean(&r.recall) - mean(&u.recall),
+            share(&u.law_first),
+            share(&r.law_first),
+            share(&r.law_top3),
+            share(&text_first),
+            share(&agreement_first),
+            mean(&b.recall),
             named.join(", ")
         ));
+        let name = |l: u32| {
+            laws.get(l as usize)
+                .map_or("-", |(law, _)| law.abbreviation.as_str())
+        };
+        for q in 0..texts.len() {
+            let cell = |v: Option<f64>| v.map_or("".to_string(), |v| format!("{v:.4}"));
+            per_question.push_str(&format!(
+                "{q}\t{mode}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                cell(u.recall[q]),
+                cell(r.recall[q]),
+                name(u.top_law[q]),
+                name(r.top_law[q]),
+                r.law_first[q],
+                r.law_top3[q]
+            ));
+        }
     }
-    Ok(out)
+    for (mode, w) in &fitted {
+        markdown.push_str(&format!(
+            "\nRouting weights fit for {mode} (in-sample on these questions): `{}`\n",
+            serde_json::to_string(w)?
+        ));
+    }
+    Ok(Measured {
+        markdown,
+        per_question,
+    })
+}
+
+/// Mean over the questions with gold.
+fn mean(recalls: &[Option<f64>]) -> f64 {
+    let defined: Vec<f64> = recalls.iter().flatten().copied().collect();
+    defined.iter().sum::<f64>() / defined.len().max(1) as f64
 }

@@ -10,6 +10,7 @@
 //! [`paragraf_core::eval`]; this module reads the files, embeds the questions, shows progress and renders.
 
 use crate::cmd::chart::{bar_chart, Bar};
+use crate::cmd::distractors::Routing;
 use crate::cmd::library::{refuse, Refusal};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
@@ -20,6 +21,7 @@ use paragraf_core::eval::harness::{evaluate, significance, Evaluation, Queries, 
 use paragraf_core::eval::report::{Report, Row};
 use paragraf_core::eval::Question;
 use paragraf_core::expansion::{expand, expanded_text, mix_vectors};
+use paragraf_core::federal::routing::RoutingWeights;
 use paragraf_core::question::clean_question;
 use paragraf_core::search::aggregate::Aggregation;
 use paragraf_core::strategy::parse_strategy_list;
@@ -128,12 +130,31 @@ pub struct EvalArgs {
     /// permutation test, Holm over the runs), in `baseline.md`.
     #[arg(long, value_name = "TSV")]
     baseline: Option<PathBuf>,
-    /// Distractors: search the questions' law alone and among every law of this source as one ranking (a
+    /// Search the questions among every law of this source as one ranking, unrouted and routed by law (a
     /// bundle folder from `paragraf build --laws`, whose `section` bundles give dense and hybrid; or the federal
-    /// archive or a folder of XML, BM25 only). Prints Recall@10 both ways and where the top hits come from
-    /// (`distractors.md` in --out); nothing else is evaluated.
+    /// archive or a folder of XML, BM25 only), and in the --bundles folder's law alone when it has one. Gold
+    /// ids may name their law (`§ 3 BUrlG`); plain ones mean the --bundles law. Prints Recall@10, how often
+    /// the right law comes first and where the top hits come from (`distractors.md` and `among.tsv` in --out,
+    /// default `report` under --bundles); nothing else is evaluated.
     #[arg(long, value_name = "SOURCE")]
     among: Option<PathBuf>,
+    /// With --among: fit the law-routing weights on these questions (the tuning half) and report with them
+    /// (in-sample); the weights are printed for `RoutingWeights::DEFAULT`.
+    #[arg(long, requires = "among")]
+    fit_routing: bool,
+    /// With --among: route with these weights (JSON, as --fit-routing prints them) instead of the shipped ones.
+    #[arg(long, requires = "among", conflicts_with = "fit_routing", value_parser = parse_routing_weights)]
+    routing_weights: Option<RoutingWeights>,
+}
+
+fn parse_routing_weights(text: &str) -> Result<RoutingWeights, String> {
+    let weights: RoutingWeights = serde_json::from_str(text)
+        .map_err(|e| format!("not routing weights as --fit-routing prints them: {e}"))?;
+    if weights.valid() {
+        Ok(weights)
+    } else {
+        Err("routing weights must be finite and 0 or more".into())
+    }
 }
 
 /// How questions are embedded: `paragraf eval` and `paragraf learn` alike.
@@ -190,6 +211,43 @@ pub fn read_questions(path: &Path) -> Result<(Vec<Question>, String)> {
     Ok((questions, paragraf_core::manifest::sha256_hex(&bytes)))
 }
 
+/// `--among`: the questions among every law of `among` (see [`crate::cmd::distractors`]); plain gold ids mean
+/// the law of `--bundles` when that folder has one.
+fn eval_among(args: &EvalArgs, among: &Path, questions: &[Question]) -> Result<()> {
+    let own = paragraf_bundler::manifest::load_or_new(&args.bundles)?
+        .laws
+        .first()
+        .map(|l| l.law.clone());
+    let texts: Vec<String> = questions
+        .iter()
+        .map(|q| match args.clean_questions {
+            true => clean_question(&q.text()),
+            false => q.text(),
+        })
+        .collect();
+    let embed = |model: &str| Ok(embed_questions(&texts, &args.encoder, Some(model))?.0);
+    let measured = crate::cmd::distractors::run(
+        among,
+        own.as_deref(),
+        questions,
+        &texts,
+        &args.modes,
+        &embed,
+        args.rounds,
+        args.seed,
+        match (args.fit_routing, args.routing_weights) {
+            (true, _) => Routing::Fit,
+            (false, Some(weights)) => Routing::Given(weights),
+            (false, None) => Routing::Given(RoutingWeights::DEFAULT),
+        },
+    )?;
+    let out = report_dir(args)?;
+    paragraf_fs::write_atomic(&out.join("distractors.md"), measured.markdown.as_bytes())?;
+    paragraf_fs::write_atomic(&out.join("among.tsv"), measured.per_question.as_bytes())?;
+    println!("{}", measured.markdown);
+    Ok(())
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum AggregationArg {
     Max,
@@ -207,6 +265,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
     }
     if questions.is_empty() {
         refuse!("{} holds no questions", args.questions.display());
+    }
+    if let Some(among) = &args.among {
+        return eval_among(&args, among, &questions);
     }
     let manifest = paragraf_bundler::manifest::load_or_new(&args.bundles)?;
     let Some(law_entry) = manifest.laws.first() else {
@@ -262,24 +323,6 @@ pub fn run(args: EvalArgs) -> Result<()> {
             false => q.text(),
         })
         .collect();
-
-    if let Some(among) = &args.among {
-        let embed = |model: &str| Ok(embed_questions(&texts, &args.encoder, Some(model))?.0);
-        let table = crate::cmd::distractors::run(
-            among,
-            &law.abbreviation,
-            &questions,
-            &texts,
-            &modes,
-            &embed,
-            args.rounds,
-            args.seed,
-        )?;
-        let out = report_dir(&args)?;
-        paragraf_fs::write_atomic(&out.join("distractors.md"), table.as_bytes())?;
-        println!("{table}");
-        return Ok(());
-    }
 
     let (vectors, embed_ms) = if needs_vectors {
         let model = entries.first().map(|e| e.model.as_str());

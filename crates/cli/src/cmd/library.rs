@@ -19,7 +19,9 @@ use paragraf_core::engine::{self, LawIndex, Mode, SearchOptions, SectionHit, Str
 use paragraf_core::expansion::ThesaurusFile;
 use paragraf_core::federal::{FederalIndex, FederalLaw, SECTION_STRATEGY};
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
-use paragraf_core::results::{self, LawExpansion, LawSummary, SearchResults, SectionText};
+use paragraf_core::results::{
+    self, LawCount, LawExpansion, LawSummary, SearchResults, SectionText,
+};
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::{EmbeddingBackend, TextKind};
 
@@ -242,6 +244,8 @@ pub struct Library {
     thesaurus: std::sync::OnceLock<Option<Arc<ThesaurusFile>>>,
     /// Whether the folder's learned file is used (see [`Library::without_learning`]).
     learning: bool,
+    /// Whether searches across laws are routed by law (see [`Library::without_routing`]).
+    routing: bool,
 }
 
 /// Milliseconds since `t0`.
@@ -286,7 +290,14 @@ impl Library {
             encoders: Mutex::new(HashMap::new()),
             thesaurus: std::sync::OnceLock::new(),
             learning: true,
+            routing: true,
         })
+    }
+
+    /// Ranks across laws without law routing (`paragraf search --no-routing`), to compare.
+    pub fn without_routing(mut self) -> Self {
+        self.routing = false;
+        self
     }
 
     /// Ranks without the folder's learned file (`paragraf search --no-learning`): it is not even read.
@@ -542,6 +553,7 @@ impl Library {
             mode,
             section_k: k,
             expansion_weight: expansion.weight,
+            route_laws: self.routing,
             ..SearchOptions::default()
         };
         if laws.len() > 1 {
@@ -576,6 +588,8 @@ impl Library {
             expansions: LawExpansion::of(&laws[0], &found.expansions),
             learned: found.learned.as_ref().map(Into::into),
             laws,
+            by_law: Vec::new(),
+            routed: false,
             hits,
         })
     }
@@ -653,7 +667,7 @@ impl Library {
                     question,
                 )
             })
-            .collect();
+            .collect::<Vec<_>>();
         Ok(SearchResults {
             schema: results::SCHEMA.to_string(),
             question: question.to_string(),
@@ -663,6 +677,8 @@ impl Library {
             laws,
             expansions: Vec::new(),
             learned: None,
+            by_law: LawCount::of(&hits),
+            routed: options.route_laws,
             hits,
         })
     }

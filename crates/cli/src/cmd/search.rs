@@ -72,6 +72,9 @@ pub struct SearchArgs {
     /// Rank without what the folder learned from past questions (`paragraf learn`), to compare.
     #[arg(long)]
     no_learning: bool,
+    /// Across laws: rank without law routing (which law the question belongs to), to compare.
+    #[arg(long)]
+    no_routing: bool,
 }
 
 pub fn run(args: SearchArgs) -> Result<()> {
@@ -98,6 +101,11 @@ pub fn run(args: SearchArgs) -> Result<()> {
     let lib = args.source.open()?;
     let lib = if args.no_learning {
         lib.without_learning()
+    } else {
+        lib
+    };
+    let lib = if args.no_routing {
+        lib.without_routing()
     } else {
         lib
     };
@@ -202,13 +210,33 @@ pub fn render(results: &SearchResults, terminal: bool) -> String {
     if results.hits.is_empty() {
         out.push_str("No hits. Try other words or another strategy.\n");
     }
+    if !results.by_law.is_empty() {
+        let counts: Vec<String> = results
+            .by_law
+            .iter()
+            .map(|c| format!("{} {}", c.law, c.hits))
+            .collect();
+        let routed = if results.routed {
+            "routed by law"
+        } else {
+            "not routed by law"
+        };
+        let _ = writeln!(out, "laws: {}  ({routed})\n", counts.join(" · "));
+    }
     for hit in &results.hits {
         let heading = heading(&format!("{} {}", hit.designation, hit.title), terminal);
         let cited = if hit.cited { "  [cited]" } else { "" };
+        // Across laws, the law's title says what an abbreviation like `BetrKV` is.
+        let law = match hit.law_title.as_str() {
+            title if !title.is_empty() && !results.by_law.is_empty() => {
+                format!("{} ({title})", hit.law)
+            }
+            _ => hit.law.clone(),
+        };
         let _ = writeln!(
             out,
-            "{:>2}. {} {heading}{cited}  ({:.4})",
-            hit.rank, hit.law, hit.score
+            "{:>2}. {law} {heading}{cited}  ({:.4})",
+            hit.rank, hit.score
         );
         if !hit.breadcrumb.is_empty() {
             let _ = writeln!(out, "    {}", hit.breadcrumb);

@@ -47,6 +47,13 @@ pub fn reciprocal_rank_at<T: Eq + Hash>(ranking: &[T], gold: &[T], k: usize) -> 
     )
 }
 
+/// What weight fitting maximises per question: Recall@10 plus a tenth of MRR@10 (to prefer gold higher up
+/// among equal recalls); 0 for a question without gold.
+pub fn tuning_objective<T: Eq + Hash>(ranking: &[T], gold: &[T]) -> f64 {
+    recall_at(ranking, gold, 10).unwrap_or(0.0)
+        + 0.1 * reciprocal_rank_at(ranking, gold, 10).unwrap_or(0.0)
+}
+
 /// nDCG@k with binary relevance: `Σ 1/log2(rank + 1)` over gold hits, divided by the ideal
 /// `Σ_{i ≤ min(|gold|, k)} 1/log2(i + 1)`.
 pub fn ndcg_at<T: Eq + Hash>(ranking: &[T], gold: &[T], k: usize) -> Option<f64> {

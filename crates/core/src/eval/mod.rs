@@ -12,6 +12,7 @@ pub mod harness;
 pub mod metrics;
 pub mod report;
 pub mod stats;
+pub mod tune;
 
 use serde::Deserialize;
 

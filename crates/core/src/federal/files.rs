@@ -484,6 +484,7 @@ impl FederalHead {
             docs,
             bm25,
             vectors,
+            router: _,
         } = FederalIndex::new(laws)?;
         let mut law_starts = Vec::with_capacity(laws.len() + 1);
         for l in 0..laws.len() as u32 {

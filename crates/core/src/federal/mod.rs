@@ -5,8 +5,10 @@
 //! rank 1, so 6,877 laws would each put their best section first. [`FederalIndex`] therefore holds every active
 //! section of every law in one BM25 index (one vocabulary, one IDF) and the laws' `section` vectors in one
 //! matrix, and fuses the two lists as [`crate::engine::search`] does for one law (same defaults). Laws built
-//! without a `section` bundle are searched lexically only. Query expansion and the citation graph stay per law
-//! (their tables are the law's own) and are not applied here.
+//! without a `section` bundle are searched lexically only. That first stage's ranking is then re-ranked by
+//! law routing ([`routing`]: which law the question belongs to) unless [`SearchOptions::route_laws`] is off.
+//! Query expansion and the citation graph stay per law (their tables are the law's own) and are not applied
+//! here.
 
 use crate::bundle::{StrategyBundle, VectorStore};
 use crate::engine::{check_bundle, section_document, EngineError, Mode, SearchOptions};
@@ -18,6 +20,9 @@ use crate::search::Hit;
 use crate::vectors::Int8Vectors;
 
 pub mod files;
+pub mod routing;
+
+use routing::{Router, RoutingWeights, ROUTING_DEPTH};
 
 /// The strategy whose vectors the federal index uses: one unit, one vector per section.
 pub const SECTION_STRATEGY: &str = "section";
@@ -50,6 +55,16 @@ pub struct FederalIndex {
     bm25: Bm25Index,
     /// Section vectors (laws with a `section` bundle), and the document each row belongs to.
     vectors: Option<(VectorStore, Vec<u32>, String)>,
+    router: Router,
+}
+
+/// The first stage of a search across laws: the fused ranking [`ROUTING_DEPTH`] deep, before routing.
+#[derive(Clone, Debug)]
+pub struct FirstStage {
+    /// Documents with their first-stage scores, best first.
+    pub hits: Vec<Hit>,
+    /// The mode that ran.
+    pub mode: Mode,
 }
 
 impl FederalIndex {
@@ -121,11 +136,23 @@ impl FederalIndex {
             }
         }
         let bm25 = Bm25Index::build(&texts, Default::default(), Bm25Params::default());
+        let all: Vec<&Law> = laws.iter().map(|l| l.law).collect();
         Ok(FederalIndex {
             docs,
             bm25,
             vectors: rows.map(|(v, owners, model)| (VectorStore::Int8(v), owners, model)),
+            router: Router::new(&all, routing::law_signals(&all)),
         })
+    }
+
+    /// The law routing over the indexed laws.
+    pub fn router(&self) -> &Router {
+        &self.router
+    }
+
+    /// The law (index in the list the index was built from) of document `doc`.
+    pub fn law_of(&self, doc: u32) -> u32 {
+        self.docs[doc as usize].0
     }
 
     /// Sections indexed.
@@ -144,13 +171,97 @@ impl FederalIndex {
     }
 
     /// The best `options.section_k` sections for `text` (and `vector`, the question embedded with
-    /// [`FederalIndex::model`]) in `options.mode`; BM25 when there is no vector. The mode that ran comes back.
+    /// [`FederalIndex::model`]) in `options.mode`, routed by law with [`RoutingWeights::DEFAULT`] unless
+    /// `options.route_laws` is off; BM25 when there is no vector. The mode that ran comes back.
     pub fn search(
         &self,
         text: &str,
         vector: Option<&[f32]>,
         options: &SearchOptions,
     ) -> Result<(Vec<FederalHit>, Mode), EngineError> {
+        if !options.route_laws {
+            let (ranking, mode) = self.ranked(text, vector, options)?;
+            return Ok((self.hits(ranking), mode));
+        }
+        let first = self.first_stage(text, vector, options)?;
+        let routed = self.route(&first, text, &RoutingWeights::DEFAULT, options.section_k);
+        Ok((routed, first.mode))
+    }
+
+    /// The first stage's fused ranking, [`ROUTING_DEPTH`] deep (what [`FederalIndex::route`] re-ranks).
+    pub fn first_stage(
+        &self,
+        text: &str,
+        vector: Option<&[f32]>,
+        options: &SearchOptions,
+    ) -> Result<FirstStage, EngineError> {
+        let deep = SearchOptions {
+            section_k: ROUTING_DEPTH,
+            fusion_depth: options.fusion_depth.max(ROUTING_DEPTH),
+            ..*options
+        };
+        let (ranking, mode) = self.ranked(text, vector, &deep)?;
+        Ok(FirstStage {
+            hits: ranking,
+            mode,
+        })
+    }
+
+    /// The routing features of a first stage for the question `text` (for fitting weights).
+    pub fn routing_features(&self, first: &FirstStage, text: &str) -> Vec<routing::Features> {
+        self.router.features(
+            &first.hits,
+            &|doc| self.law_of(doc),
+            &self.router.law_text_ranking(text),
+        )
+    }
+
+    /// The best `k` sections of `first` routed by law with `weights`.
+    pub fn route(
+        &self,
+        first: &FirstStage,
+        text: &str,
+        weights: &RoutingWeights,
+        k: usize,
+    ) -> Vec<FederalHit> {
+        self.hits(routing::routed(
+            &self.routing_features(first, text),
+            weights,
+            k,
+        ))
+    }
+
+    /// The document of section `section` of law `law`, if indexed (an active section with text).
+    pub fn doc_of(&self, law: u32, section: u32) -> Option<u32> {
+        self.docs
+            .binary_search(&(law, section))
+            .ok()
+            .map(|d| d as u32)
+    }
+
+    /// Documents as hits: their laws and sections.
+    pub fn hits(&self, ranking: Vec<Hit>) -> Vec<FederalHit> {
+        ranking
+            .into_iter()
+            .map(|h| {
+                let (law, section) = self.docs[h.index as usize];
+                FederalHit {
+                    law,
+                    section,
+                    doc: h.index,
+                    score: h.score,
+                }
+            })
+            .collect()
+    }
+
+    /// The plain fused ranking, `options.section_k` deep.
+    fn ranked(
+        &self,
+        text: &str,
+        vector: Option<&[f32]>,
+        options: &SearchOptions,
+    ) -> Result<(Vec<Hit>, Mode), EngineError> {
         let dense = match (options.mode, &self.vectors, vector) {
             (Mode::Bm25, _, _) | (_, None, _) | (_, _, None) => None,
             (_, Some((store, owners, model)), Some(v)) => {
@@ -175,25 +286,10 @@ impl FederalIndex {
                     .collect()
             }
         });
-        let (ranking, mode) = rank(
+        Ok(rank(
             options,
             |k| self.bm25.search(text, k),
             dense_hits.as_ref().map(|f| f as &dyn Fn(usize) -> Vec<Hit>),
-        );
-        Ok((
-            ranking
-                .into_iter()
-                .map(|h| {
-                    let (law, section) = self.docs[h.index as usize];
-                    FederalHit {
-                        law,
-                        section,
-                        doc: h.index,
-                        score: h.score,
-                    }
-                })
-                .collect(),
-            mode,
         ))
     }
 }
@@ -423,6 +519,95 @@ mod tests {
         assert_eq!(found(&lexical, "zwei", None, Mode::Hybrid), [(0, 0)]);
     }
 
+    #[test]
+    fn routing_puts_the_law_the_question_belongs_to_first() {
+        use crate::law::{RefTarget, Reference, Span};
+        use routing::{law_signals, LawKind};
+        // The holiday law's words are the question's, but an ordinance on ships repeats them more often.
+        let mut urlaub = law(
+            "BUrlG",
+            &[
+                "Der Urlaub beträgt jährlich mindestens 24 Werktage.",
+                "Der Anspruch auf Urlaub entsteht nach sechs Monaten.",
+            ],
+        );
+        urlaub.title = "Mindesturlaubsgesetz für Arbeitnehmer".into();
+        urlaub.sections[0].title = "Dauer des Urlaubs".into();
+        let mut schiff = law(
+            "SeeUrlV",
+            &["Urlaub Urlaub Werktage an Bord: Urlaub wird auf See nicht gewährt."],
+        );
+        schiff.title = "Verordnung über den Urlaub an Bord".into();
+        let mut arbeit = law("ArbG", &["Für den Urlaub gilt das Bundesurlaubsgesetz."]);
+        arbeit.sections[0].references = vec![Reference {
+            span: Span::new(0..5),
+            targets: vec![RefTarget::External {
+                law: "BUrlG".into(),
+                designation: "§ 3".into(),
+            }],
+        }];
+        let laws = [&urlaub, &schiff, &arbeit];
+        let signals = law_signals(&laws);
+        assert_eq!(
+            signals
+                .iter()
+                .map(|s| (s.kind, s.cited_by, s.sections))
+                .collect::<Vec<_>>(),
+            [
+                (LawKind::Statute, 1, 2),
+                (LawKind::Ordinance, 0, 1),
+                (LawKind::Other, 0, 1)
+            ]
+        );
+        let index = FederalIndex::new(&laws.map(|law| FederalLaw {
+            law,
+            sections: None,
+        }))
+        .unwrap();
+        let options = SearchOptions {
+            mode: Mode::Bm25,
+            route_laws: false,
+            ..SearchOptions::default()
+        };
+        let question = "Wie viele Werktage Urlaub bekomme ich?";
+        let first = index.first_stage(question, None, &options).unwrap();
+        assert_eq!(
+            index.law_of(first.hits[0].index),
+            1,
+            "unrouted, the ordinance comes first"
+        );
+        // The holiday law's title and its citation by another law outweigh the ordinance's repetitions.
+        let weights = RoutingWeights {
+            law_text: 1.0,
+            cited_by: 1.0,
+            ..RoutingWeights::UNROUTED
+        };
+        let routed = index.route(&first, question, &weights, 10);
+        assert_eq!((routed[0].law, routed[0].section), (0, 0));
+        assert_eq!(
+            routed.iter().map(|h| h.law).collect::<Vec<_>>(),
+            [0, 0, 1, 2]
+        );
+        // Unrouted weights give the first stage back; fitting on the question learns to route.
+        let unrouted: Vec<u32> = index
+            .route(&first, question, &RoutingWeights::UNROUTED, 10)
+            .iter()
+            .map(|h| h.doc)
+            .collect();
+        let first_docs: Vec<u32> = first.hits.iter().map(|h| h.index).collect();
+        assert_eq!(unrouted, first_docs[..unrouted.len()]);
+        let example = routing::Example {
+            features: index.routing_features(&first, question),
+            gold: vec![index.doc_of(0, 0).unwrap()],
+        };
+        let fitted = routing::fit(&[example]);
+        assert_ne!(fitted, RoutingWeights::UNROUTED);
+        assert_eq!(
+            index.route(&first, question, &fitted, 1)[0].doc,
+            index.doc_of(0, 0).unwrap()
+        );
+    }
+
     /// Laws as federal index files: the head decoded again, its shards' files, its vectors' file.
     fn files(
         laws: &[FederalLaw],
@@ -490,8 +675,10 @@ mod tests {
             ("x", Some([0.6, 0.0, 0.8]), Mode::Dense),
             ("Mieter Steuer", Some([0.6, 0.0, 0.8]), Mode::Hybrid),
         ] {
+            // The browser's files do not route by law (yet): compare with the unrouted index.
             let options = SearchOptions {
                 mode,
+                route_laws: false,
                 ..SearchOptions::default()
             };
             let v = vector.as_ref().map(|v| &v[..]);

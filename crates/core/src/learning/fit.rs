@@ -12,6 +12,8 @@ use super::{
 };
 use crate::engine::Mode;
 use crate::eval::cv::fold_assignment;
+use crate::eval::metrics::tuning_objective;
+use crate::eval::tune::{coordinate_ascent, Coordinate};
 use crate::law::Law;
 use crate::search::Hit;
 use crate::vectors::Int8Vectors;
@@ -171,23 +173,19 @@ pub fn ranked(features: &[Features], weights: &Weights, max_count: u32, k: usize
     )
 }
 
-/// What coordinate ascent maximises: mean Recall@10 plus a tenth of MRR@10 (to prefer gold higher up among
-/// equal recalls).
+/// What coordinate ascent maximises: mean [`tuning_objective`] over the examples.
 fn objective(examples: &[(Vec<Features>, &[u32])], weights: &Weights, max_count: u32) -> f64 {
-    let mut total = 0.0;
-    for (features, gold) in examples {
-        if gold.is_empty() {
-            continue;
-        }
-        let top = ranked(features, weights, max_count, 10);
-        let found = gold
-            .iter()
-            .filter(|g| top.iter().any(|h| h.index == **g))
-            .count();
-        let first = top.iter().position(|h| gold.contains(&h.index));
-        total +=
-            found as f64 / gold.len() as f64 + 0.1 * first.map_or(0.0, |r| 1.0 / (r + 1) as f64);
-    }
+    let total: f64 = examples
+        .iter()
+        .filter(|(_, gold)| !gold.is_empty())
+        .map(|(features, gold)| {
+            let top: Vec<u32> = ranked(features, weights, max_count, 10)
+                .iter()
+                .map(|h| h.index)
+                .collect();
+            tuning_objective(&top, gold)
+        })
+        .sum();
     total / examples.len().max(1) as f64
 }
 
@@ -197,55 +195,30 @@ const GRID: [f32; 18] = [
 ];
 const SMOOTHING: [f32; 5] = [0.05, 0.25, 1.0, 4.0, 16.0];
 
-/// The weights a mode may change: BM25 has no dense list, dense no BM25 list.
-fn coordinates(mode: Mode) -> Vec<usize> {
-    match mode {
-        Mode::Bm25 => vec![0, 2, 3, 5],
-        Mode::Dense => vec![1, 2, 3, 4, 5],
-        Mode::Hybrid => vec![0, 1, 2, 3, 4, 5],
-    }
-}
-
-fn coordinate(w: &mut Weights, c: usize) -> &mut f32 {
-    match c {
-        0 => &mut w.lexical,
-        1 => &mut w.dense,
-        2 => &mut w.prior,
-        3 => &mut w.vote_lexical,
-        4 => &mut w.vote_dense,
-        _ => &mut w.smoothing,
-    }
-}
-
-/// Coordinate ascent over a grid per weight, from the unlearned ranking, three sweeps (ties keep the current
-/// value, so a weight only moves when it helps the training questions).
+/// Coordinate ascent from the unlearned ranking over the weights `mode` may change (BM25 has no dense list,
+/// dense no BM25 list).
 fn ascend(examples: &[(Vec<Features>, &[u32])], mode: Mode, max_count: u32) -> Weights {
-    let mut best = Weights::UNLEARNED;
-    if mode == Mode::Bm25 {
-        best.dense = 0.0;
-    }
-    if mode == Mode::Dense {
-        best.lexical = 0.0;
-    }
-    let mut best_score = objective(examples, &best, max_count);
-    for _ in 0..3 {
-        let before = best_score;
-        for c in coordinates(mode) {
-            let grid: &[f32] = if c == 5 { &SMOOTHING } else { &GRID };
-            for &value in grid {
-                let mut w = best;
-                *coordinate(&mut w, c) = value;
-                let score = objective(examples, &w, max_count);
-                if score > best_score + 1e-9 {
-                    (best, best_score) = (w, score);
-                }
-            }
+    let mut start = Weights::UNLEARNED;
+    let lexical: Coordinate<Weights> = (|w| &mut w.lexical, &GRID);
+    let dense: Coordinate<Weights> = (|w| &mut w.dense, &GRID);
+    let mut coordinates = match mode {
+        Mode::Bm25 => {
+            start.dense = 0.0;
+            vec![lexical]
         }
-        if best_score <= before + 1e-9 {
-            break;
+        Mode::Dense => {
+            start.lexical = 0.0;
+            vec![dense]
         }
+        Mode::Hybrid => vec![lexical, dense],
+    };
+    coordinates.push((|w| &mut w.prior, &GRID));
+    coordinates.push((|w| &mut w.vote_lexical, &GRID));
+    if mode != Mode::Bm25 {
+        coordinates.push((|w| &mut w.vote_dense, &GRID));
     }
-    best
+    coordinates.push((|w| &mut w.smoothing, &SMOOTHING));
+    coordinate_ascent(start, &coordinates, |w| objective(examples, w, max_count))
 }
 
 /// Fits the ranker of `run` on the learning's own precedents: `members[i]` is the question that is precedent

@@ -1,0 +1,509 @@
+//! Which law? Law routing for the ranking across laws.
+//!
+//! A lay question searched over all federal law meets 100,000 sections, and special ordinances that happen to
+//! share its words (the `WoVermRG` for a deposit, `Offshore-ArbZV` for working hours) outrank the code that
+//! governs the case. A lawyer decides the law first. Routing does the same with signals that need no labelled
+//! question, then re-ranks the first stage's sections with them:
+//! - **the law's text**: the question searched over each law's abbreviation, title and headings
+//!   ([`LawFinder`]) — `Urlaub` meets the BUrlG, `Miete` the BGB's `Mietverhältnisse über Wohnraum`;
+//! - **agreement**: how much of the first stage's ranking falls into the law (a law with several strong
+//!   sections is more likely the one than a law with one lucky hit);
+//! - **the archive's structure**: how many other laws cite the law (the BGB, SGB and StGB are cited by
+//!   hundreds; an exemption ordinance by none), its size, and its kind (a code, a statute, an ordinance, an
+//!   announcement, an amending or transitional act, a treaty);
+//! - **the section itself**: its first-stage score relative to the best candidate's and to its law's best
+//!   (scores, not ranks: an exact match far ahead of the rest stays ahead).
+//!
+//! The score is linear in these features; its weights were chosen by coordinate ascent on the tuning half of
+//! the project's own cross-law questions (`paragraf eval --among … --fit-routing`, README "Which law?").
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::eval::tune::{coordinate_ascent, Coordinate};
+use crate::finder::{cited_law_index, LawFinder};
+use crate::law::{Law, RefTarget};
+use crate::search::Hit;
+
+/// How deep the first stage's fused ranking goes before routing re-ranks it: deep enough that the right
+/// law's best sections are in it when other laws crowd its top.
+pub const ROUTING_DEPTH: usize = 1000;
+
+/// Laws of the law-text ranking that count (the rest score 0 on it).
+pub const LAW_TEXT_DEPTH: usize = 100;
+
+/// Reciprocal-rank constant of the law features (`(k + 1) / (k + 1 + rank)`: 1 for the first): sharp, since
+/// which law is first matters, not whether it is 50th or 60th.
+const LAW_K: f32 = 2.0;
+
+/// First-stage ranks that count towards a law's agreement.
+const AGREEMENT_DEPTH: usize = 100;
+
+/// What kind of act a law is, from its title and abbreviation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LawKind {
+    /// A code: `Gesetzbuch`, the SGB books, an `…ordnung` statute (ZPO, AO, StVO).
+    Code,
+    /// A statute (`Gesetz`).
+    Statute,
+    /// An ordinance (`Verordnung`).
+    Ordinance,
+    /// An announcement (`Bekanntmachung`).
+    Announcement,
+    /// An amending, introducing or transitional act.
+    Amending,
+    /// A treaty or the act that approves one.
+    Treaty,
+    /// Anything else (agreements, rules, decrees).
+    Other,
+}
+
+impl LawKind {
+    /// Every kind, in the order of [`RoutingWeights::kind`].
+    pub const ALL: [LawKind; 7] = [
+        LawKind::Code,
+        LawKind::Statute,
+        LawKind::Ordinance,
+        LawKind::Announcement,
+        LawKind::Amending,
+        LawKind::Treaty,
+        LawKind::Other,
+    ];
+
+    /// The kind of the law `abbreviation` titled `title`.
+    pub fn of(abbreviation: &str, title: &str) -> LawKind {
+        let t = title.to_lowercase();
+        let a = abbreviation;
+        let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
+        if has(&[
+            "zur änderung",
+            "änderungsgesetz",
+            "änderungsverordnung",
+            "überleitung",
+            "übergangs",
+            "zur einführung",
+            "einführungsgesetz",
+        ]) || a.contains("ÄndG")
+            || a.contains("ÄndV")
+        {
+            LawKind::Amending
+        } else if t.starts_with("bekanntmachung") || a.contains("Bek") {
+            LawKind::Announcement
+        } else if has(&[
+            "abkommen",
+            "übereinkommen",
+            "protokoll",
+            "vertrag zwischen",
+            "vertrag über",
+        ]) {
+            LawKind::Treaty
+        } else if t.contains("gesetzbuch")
+            || a.starts_with("SGB ")
+            || (t.ends_with("ordnung") && !t.ends_with("verordnung"))
+        {
+            LawKind::Code
+        } else if t.contains("verordnung") {
+            LawKind::Ordinance
+        } else if t.contains("gesetz") {
+            LawKind::Statute
+        } else {
+            LawKind::Other
+        }
+    }
+
+    /// Its index in [`LawKind::ALL`].
+    pub fn index(self) -> usize {
+        LawKind::ALL
+            .iter()
+            .position(|k| *k == self)
+            .expect("listed")
+    }
+
+    /// A short German label for reports and the app.
+    pub fn label(self) -> &'static str {
+        match self {
+            LawKind::Code => "Gesetzbuch",
+            LawKind::Statute => "Gesetz",
+            LawKind::Ordinance => "Verordnung",
+            LawKind::Announcement => "Bekanntmachung",
+            LawKind::Amending => "Änderungs-/Übergangsrecht",
+            LawKind::Treaty => "Vertrag",
+            LawKind::Other => "sonstiges",
+        }
+    }
+}
+
+/// What the archive says about one law, without any labelled question.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LawSignals {
+    /// Its kind.
+    pub kind: LawKind,
+    /// How many other laws cite it.
+    pub cited_by: u32,
+    /// Its active sections.
+    pub sections: u32,
+}
+
+/// The signals of every law in `laws` (the laws' citations of each other resolved by name, as
+/// [`crate::finder::cited_law`] resolves them).
+pub fn law_signals(laws: &[&Law]) -> Vec<LawSignals> {
+    let mut resolved: HashMap<&str, Option<usize>> = HashMap::new();
+    let mut citing: Vec<Vec<u32>> = vec![Vec::new(); laws.len()];
+    for (from, law) in laws.iter().enumerate() {
+        let mut cited: Vec<usize> = Vec::new();
+        for section in &law.sections {
+            for target in section.references.iter().flat_map(|r| &r.targets) {
+                let RefTarget::External { law: named, .. } = target else {
+                    continue;
+                };
+                let to = *resolved.entry(named.as_str()).or_insert_with(|| {
+                    cited_law_index(laws, |l| (&l.abbreviation, &l.title), &book_number(named))
+                });
+                if let Some(to) = to.filter(|&to| to != from) {
+                    cited.push(to);
+                }
+            }
+        }
+        cited.sort_unstable();
+        cited.dedup();
+        for to in cited {
+            citing[to].push(from as u32);
+        }
+    }
+    laws.iter()
+        .zip(citing)
+        .map(|(law, by)| LawSignals {
+            kind: LawKind::of(&law.abbreviation, &law.title),
+            cited_by: by.len() as u32,
+            sections: law.active_sections().count() as u32,
+        })
+        .collect()
+}
+
+/// `SGB V` as the archive names it (`SGB 5`): statutes cite the social code's books in Roman numerals.
+fn book_number(named: &str) -> String {
+    let Some(roman) = named.trim().strip_prefix("SGB ") else {
+        return named.to_string();
+    };
+    let value = |c: char| match c {
+        'I' => Some(1),
+        'V' => Some(5),
+        'X' => Some(10),
+        _ => None,
+    };
+    let digits: Option<Vec<u32>> = roman.chars().map(value).collect();
+    match digits {
+        Some(d) if !d.is_empty() && d.len() <= 4 => {
+            let n = d.iter().enumerate().fold(0i64, |n, (i, &v)| {
+                if d.get(i + 1).is_some_and(|&next| next > v) {
+                    n - v as i64
+                } else {
+                    n + v as i64
+                }
+            });
+            format!("SGB {n}")
+        }
+        _ => named.to_string(),
+    }
+}
+
+/// The weights of the routed score (see [`Features`]); all 0 or more.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoutingWeights {
+    /// The section's rank in the first stage's ranking across laws.
+    pub global: f32,
+    /// Its rank among its own law's sections in that ranking.
+    pub within_law: f32,
+    /// The law's rank in the law-text ranking.
+    pub law_text: f32,
+    /// The law's share of the first stage's ranking.
+    pub agreement: f32,
+    /// How many laws cite the law (log-scaled to 0..1 over the laws searched).
+    pub cited_by: f32,
+    /// The law's size (log-scaled to 0..1).
+    pub size: f32,
+    /// A bonus per [`LawKind`], in the order of [`LawKind::ALL`].
+    pub kind: [f32; 7],
+}
+
+impl RoutingWeights {
+    /// No routing: the first stage's ranking as it is.
+    pub const UNROUTED: RoutingWeights = RoutingWeights {
+        global: 1.0,
+        within_law: 0.0,
+        law_text: 0.0,
+        agreement: 0.0,
+        cited_by: 0.0,
+        size: 0.0,
+        kind: [0.0; 7],
+    };
+
+    /// The weights the app, `paragraf search` and MCP route with: fit on the tuning half of
+    /// `tests/data/lay-questions-federal-tune.json` over all 6,877 laws, BM25
+    /// (`paragraf eval --among <all laws> --questions … --fit-routing`, README "Which law?").
+    pub const DEFAULT: RoutingWeights = RoutingWeights {
+        global: 1.0,
+        within_law: 0.1,
+        law_text: 0.1,
+        agreement: 0.1,
+        cited_by: 0.0,
+        size: 0.0,
+        kind: [0.0; 7],
+    };
+
+    /// Whether every weight is finite and 0 or more.
+    pub fn valid(&self) -> bool {
+        [
+            self.global,
+            self.within_law,
+            self.law_text,
+            self.agreement,
+            self.cited_by,
+            self.size,
+        ]
+        .iter()
+        .chain(&self.kind)
+        .all(|w| w.is_finite() && *w >= 0.0)
+    }
+}
+
+/// One candidate section's routing features (before weighting), each 0..1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Features {
+    /// The candidate (a document of the index across laws).
+    pub doc: u32,
+    /// Its law.
+    pub law: u32,
+    /// Its first-stage score relative to the best candidate's (BM25, cosine or fused score: how much better
+    /// the first is matters, which ranks alone would hide).
+    pub global: f32,
+    /// Its first-stage score relative to its law's best candidate.
+    pub within_law: f32,
+    /// `(k + 1) / (k + 1 + rank)` of its law in the law-text ranking, k = 2 (0 beyond [`LAW_TEXT_DEPTH`]).
+    pub law_text: f32,
+    /// Its law's reciprocal-rank mass (k = 2) in the first stage's first 100, relative to the law with most.
+    pub agreement: f32,
+    /// `ln(1 + cited_by)`, relative to the most cited law.
+    pub cited_by: f32,
+    /// `ln(1 + sections)`, relative to the largest law.
+    pub size: f32,
+    /// Its law's kind.
+    pub kind: LawKind,
+}
+
+impl Features {
+    /// The routed score.
+    pub fn score(&self, w: &RoutingWeights) -> f32 {
+        w.global * self.global
+            + w.within_law * self.within_law
+            + w.law_text * self.law_text
+            + w.agreement * self.agreement
+            + w.cited_by * self.cited_by
+            + w.size * self.size
+            + w.kind[self.kind.index()]
+    }
+}
+
+fn reciprocal(k: f32, rank: usize) -> f32 {
+    (k + 1.0) / (k + 1.0 + rank as f32)
+}
+
+/// The laws' signals and the law-text ranking: what routing needs besides the first stage.
+pub struct Router {
+    signals: Vec<LawSignals>,
+    finder: LawFinder,
+    max_cited: f32,
+    max_size: f32,
+}
+
+impl Router {
+    /// A router over `laws` (indices as in the index across laws) with their `signals` ([`law_signals`]).
+    pub fn new(laws: &[&Law], signals: Vec<LawSignals>) -> Router {
+        assert_eq!(laws.len(), signals.len(), "one signal per law");
+        let finder = LawFinder::of_laws(laws);
+        let max_cited = signals.iter().map(|s| s.cited_by).max().unwrap_or(0) as f32;
+        let max_size = signals.iter().map(|s| s.sections).max().unwrap_or(0) as f32;
+        Router {
+            signals,
+            finder,
+            max_cited: max_cited.ln_1p(),
+            max_size: max_size.ln_1p(),
+        }
+    }
+
+    /// The signals of law `law`.
+    pub fn signals(&self, law: usize) -> &LawSignals {
+        &self.signals[law]
+    }
+
+    /// The laws whose text best matches `question`, best first ([`LAW_TEXT_DEPTH`] deep).
+    pub fn law_text_ranking(&self, question: &str) -> Vec<usize> {
+        self.finder.find(question, LAW_TEXT_DEPTH)
+    }
+
+    /// The features of every candidate in `first` (documents with their scores, best first) whose laws
+    /// `law_of` gives.
+    pub fn features(
+        &self,
+        first: &[Hit],
+        law_of: &dyn Fn(u32) -> u32,
+        law_text: &[usize],
+    ) -> Vec<Features> {
+        let text_rank: HashMap<u32, usize> = law_text
+            .iter()
+            .enumerate()
+            .map(|(rank, &law)| (law as u32, rank))
+            .collect();
+        let mut mass: HashMap<u32, f32> = HashMap::new();
+        // Each law's best first-stage score: the first of its candidates.
+        let mut best: HashMap<u32, f32> = HashMap::new();
+        let top = first.first().map_or(0.0, |h| h.score);
+        let ratio = |score: f32, of: f32| {
+            if of > 0.0 {
+                (score / of).clamp(0.0, 1.0)
+            } else {
+                0.0
+            }
+        };
+        let mut features: Vec<Features> = first
+            .iter()
+            .enumerate()
+            .map(|(rank, hit)| {
+                let doc = hit.index;
+                let law = law_of(doc);
+                if rank < AGREEMENT_DEPTH {
+                    *mass.entry(law).or_default() += reciprocal(LAW_K, rank);
+                }
+                let within_law = ratio(hit.score, *best.entry(law).or_insert(hit.score));
+                let signals = &self.signals[law as usize];
+                let scaled = |v: u32, max: f32| {
+                    if max > 0.0 {
+                        (v as f32).ln_1p() / max
+                    } else {
+                        0.0
+                    }
+                };
+                Features {
+                    doc,
+                    law,
+                    global: ratio(hit.score, top),
+                    within_law,
+                    law_text: text_rank.get(&law).map_or(0.0, |&r| reciprocal(LAW_K, r)),
+                    agreement: 0.0,
+                    cited_by: scaled(signals.cited_by, self.max_cited),
+                    size: scaled(signals.sections, self.max_size),
+                    kind: signals.kind,
+                }
+            })
+            .collect();
+        let most = mass.values().copied().fold(0.0f32, f32::max);
+        if most > 0.0 {
+            for f in &mut features {
+                f.agreement = mass.get(&f.law).map_or(0.0, |m| m / most);
+            }
+        }
+        features
+    }
+}
+
+/// The best `k` candidates under `weights`, best first (ties: the first stage's order).
+pub fn routed(features: &[Features], weights: &RoutingWeights, k: usize) -> Vec<Hit> {
+    let mut scored: Vec<(usize, f32)> = features
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (i, f.score(weights)))
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored
+        .into_iter()
+        .take(k)
+        .map(|(i, score)| Hit {
+            index: features[i].doc,
+            score,
+        })
+        .collect()
+}
+
+/// One labelled question for fitting: its candidates' features and its gold documents.
+pub struct Example {
+    /// [`Router::features`] of its first stage.
+    pub features: Vec<Features>,
+    /// Its gold documents (none found: the question still counts, as a miss).
+    pub gold: Vec<u32>,
+}
+
+/// Weights chosen by coordinate ascent over a grid from [`RoutingWeights::UNROUTED`], maximising mean
+/// Recall@10 plus a tenth of MRR@10 over `examples` (as learning from questions does).
+pub fn fit(examples: &[Example]) -> RoutingWeights {
+    let objective = |w: &RoutingWeights| -> f64 {
+        let total: f64 = examples
+            .iter()
+            .filter(|e| !e.gold.is_empty())
+            .map(|e| {
+                let top: Vec<u32> = routed(&e.features, w, 10).iter().map(|h| h.index).collect();
+                crate::eval::metrics::tuning_objective(&top, &e.gold)
+            })
+            .sum();
+        total / examples.len().max(1) as f64
+    };
+    let grid = &ROUTING_GRID[..];
+    let coordinates: [Coordinate<RoutingWeights>; 12] = [
+        (|w| &mut w.within_law, grid),
+        (|w| &mut w.law_text, grid),
+        (|w| &mut w.agreement, grid),
+        (|w| &mut w.cited_by, grid),
+        (|w| &mut w.size, grid),
+        (|w| &mut w.kind[0], grid),
+        (|w| &mut w.kind[1], grid),
+        (|w| &mut w.kind[2], grid),
+        (|w| &mut w.kind[3], grid),
+        (|w| &mut w.kind[4], grid),
+        (|w| &mut w.kind[5], grid),
+        (|w| &mut w.kind[6], grid),
+    ];
+    let fitted = coordinate_ascent(RoutingWeights::UNROUTED, &coordinates, objective);
+    debug_assert!(fitted.valid());
+    fitted
+}
+
+/// The values each routing weight may take (the first stage's own weight stays 1).
+const ROUTING_GRID: [f32; 14] = [
+    0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_from_titles_and_abbreviations() {
+        let cases = [
+            ("BGB", "Bürgerliches Gesetzbuch", LawKind::Code),
+            ("SGB 5", "Sozialgesetzbuch (SGB) Fünftes Buch (V) - Gesetzliche Krankenversicherung - (Artikel 1 des Gesetzes v. 20. Dezember 1988, BGBl. I S. 2477)", LawKind::Code),
+            ("ZPO", "Zivilprozessordnung", LawKind::Code),
+            ("BUrlG", "Mindesturlaubsgesetz für Arbeitnehmer", LawKind::Statute),
+            ("Offshore-ArbZV", "Verordnung über die Arbeitszeit bei Offshore-Tätigkeiten", LawKind::Ordinance),
+            ("SGB2§20Abs2Bek 2010", "Bekanntmachung über die Höhe der Regelleistung", LawKind::Announcement),
+            ("SGB11ÄndG 1", "Erstes Gesetz zur Änderung des Elften Buches Sozialgesetzbuch", LawKind::Amending),
+            ("EGBGB", "Einführungsgesetz zum Bürgerlichen Gesetzbuche", LawKind::Amending),
+            ("BaktWaffVernÜbk", "Übereinkommen über das Verbot bakteriologischer Waffen", LawKind::Treaty),
+            ("GG", "Grundgesetz für die Bundesrepublik Deutschland", LawKind::Statute),
+            ("GO-BT", "Geschäftsordnung des Deutschen Bundestages", LawKind::Other),
+            ("X", "Richtlinien für den Dienst", LawKind::Other),
+        ];
+        for (abbreviation, title, kind) in cases {
+            assert_eq!(LawKind::of(abbreviation, title), kind, "{abbreviation}");
+        }
+    }
+
+    #[test]
+    fn social_code_books_are_cited_in_roman_numerals() {
+        assert_eq!(book_number("SGB V"), "SGB 5");
+        assert_eq!(book_number("SGB IX"), "SGB 9");
+        assert_eq!(book_number("SGB XII"), "SGB 12");
+        assert_eq!(book_number("SGB II"), "SGB 2");
+        assert_eq!(book_number("InsO"), "InsO");
+        assert_eq!(book_number("SGB Vorschrift"), "SGB Vorschrift");
+    }
+}
