@@ -367,6 +367,39 @@ fn laws_built_without_vectors_are_searched_with_bm25() {
     ]);
     let unrouted: serde_json::Value = serde_json::from_str(&unrouted).unwrap();
     assert_eq!(unrouted["routed"], serde_json::Value::Null, "{unrouted:#}");
+    // A question that names a law is offered that law alone.
+    let named = built
+        .laws
+        .iter()
+        .find(|l| !l.law.contains(' ') && l.law.chars().filter(|c| c.is_uppercase()).count() >= 2)
+        .expect("a sample law with an abbreviation of capitals");
+    let asked = format!("Was gilt nach dem {}?", named.law);
+    let text = run_ok(&[
+        "search",
+        "--bundles",
+        out.to_str().unwrap(),
+        "--mode",
+        "bm25",
+        &asked,
+    ]);
+    assert!(
+        text.contains(&format!(
+            "The question names {} ({}): --law \"{}\" searches it alone.",
+            named.law, named.title, named.law
+        )),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&run_ok(&[
+        "search",
+        "--bundles",
+        out.to_str().unwrap(),
+        "--mode",
+        "bm25",
+        "--json",
+        &asked,
+    ]))
+    .unwrap();
+    assert_eq!(json["named_law"]["law"].as_str(), Some(named.law.as_str()));
 
     // Evaluating vectors of a folder without any is refused, with what to do instead.
     let questions = dir.path().join("questions.json");

@@ -2006,6 +2006,64 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
         .current_url()
         .contains(&format!("gesetze={}", encode(&law))));
 
+    // Each law's share of the list, adding up to the hits; a click on one narrows the search to it.
+    browser.goto(&format!(
+        "{origin}/?page=alle&mode=bm25&q={}",
+        encode(&question)
+    ));
+    browser.wait_text("#result-meta", "results across laws", |t| {
+        t.contains("Treffer in 32 Gesetzen")
+    });
+    let facets: Vec<(String, String)> = serde_json::from_value(browser.script(
+        "return [...document.querySelectorAll('#law-facets button')].map(b => [b.dataset.law, b.textContent]);",
+        json!([]),
+    ))
+    .unwrap();
+    let counted: usize = facets
+        .iter()
+        .map(|(law, text)| {
+            text.strip_prefix(&format!("{law} "))
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert!(
+        facets.len() > 1 && counted == hits(&browser).len(),
+        "{facets:?}"
+    );
+    let (faceted, _) = facets[1].clone();
+    browser.click(&format!("#law-facets button[data-law=\"{faceted}\"]"));
+    browser.wait_text("#result-meta", "results in the faceted law", |t| {
+        t.contains("Treffer in 1 Gesetzen")
+    });
+    assert!(hits(&browser).iter().all(|h| h.0 == faceted));
+    // A question that names a law offers to search it alone.
+    let named = manifest
+        .laws
+        .iter()
+        .map(|l| l.law.clone())
+        .find(|l| !l.contains(' ') && l.chars().filter(|c| c.is_uppercase()).count() >= 2)
+        .expect("a sample law with an abbreviation of capitals");
+    browser.goto(&format!(
+        "{origin}/?page=alle&mode=bm25&q={}",
+        encode(&format!("Was gilt nach dem {named}?"))
+    ));
+    let offer = browser.wait_text("#named-law", "the law the question names", |t| {
+        !t.is_empty()
+    });
+    assert!(
+        offer.starts_with(&format!("Meinten Sie das Gesetz {named} (")),
+        "{offer}"
+    );
+    browser.click("#named-law button");
+    browser.wait_text("#result-meta", "results in the named law", |t| {
+        t.contains("Treffer in 1 Gesetzen")
+    });
+    assert!(browser
+        .current_url()
+        .contains(&format!("gesetze={}", encode(&named))));
+
     // 4. Opening a result opens its law with the same question.
     browser.goto(&format!(
         "{origin}/?page=alle&mode=bm25&q={}",

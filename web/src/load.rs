@@ -848,6 +848,8 @@ pub struct FederalOutcome {
     pub embedded: Option<Embedded>,
     /// Running number of finished searches (`data-search`).
     pub number: u32,
+    /// The law the question names, when it is searched among others ("Meinten Sie das Gesetz …?").
+    pub named: Option<LawEntry>,
 }
 
 /// What the user asked of all laws.
@@ -942,6 +944,11 @@ pub async fn run_federal_search(
             }
         })
         .collect();
+    let searched: Vec<&LawEntry> = entries.iter().flatten().copied().collect();
+    let named = (searched.len() > 1)
+        .then(|| paragraf_core::finder::named_law(&searched, |l| (&l.law, &l.title), &query))
+        .flatten()
+        .map(|i| searched[i].clone());
     static SEARCHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     Ok(Rc::new(FederalOutcome {
         results,
@@ -953,6 +960,7 @@ pub async fn run_federal_search(
         retrieval_ms,
         embedded,
         number: SEARCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+        named,
     }))
 }
 

@@ -91,6 +91,83 @@ pub fn cited_law_index<T>(
     }
 }
 
+/// Shortest question word that names a law by its title (`Waffen` → `Waffengesetz`).
+const MIN_NAMING_WORD: usize = 5;
+
+/// How the title word of a law named after its subject ends (`Kündigungsschutzgesetz`, `Zivilprozessordnung`).
+const LAW_WORDS: [&str; 3] = ["gesetz", "gesetzbuch", "ordnung"];
+
+/// Whether title word `title_word` is a law's name for `stem` (both lowercase): `kündigungsschutz` or
+/// `kündigungsschutzgesetz` for `kündigungsschutzgesetz`, with a linking `s` (`arbeitsschutz`); at least four
+/// letters before the law word, so `gesetz` or `verordnung` alone name nothing.
+fn names_law(title_word: &str, stem: &str) -> bool {
+    let word = title_word
+        .strip_suffix("es")
+        .filter(|w| LAW_WORDS.iter().any(|l| w.ends_with(l)))
+        .unwrap_or(title_word);
+    LAW_WORDS.iter().any(|law_word| {
+        word.strip_suffix(law_word).is_some_and(|subject| {
+            subject.chars().count() >= 4
+                && (word == stem || subject == stem || subject.strip_suffix('s') == Some(stem))
+        })
+    })
+}
+
+/// The law a question names, if it names one, for "Meinten Sie das Gesetz …?": an abbreviation written as in
+/// the archive (`KSchG`, `BGB`, or `StVO` for the one `StVO 2013`; a word with at least two capitals, so that
+/// ordinary nouns never count), else a word of the question that is a law's name in its title or that name's
+/// subject (`Kündigungsschutz` for the `Kündigungsschutzgesetz`; see `names_law`), the shortest such title. The first naming word
+/// wins; `None` when no word names exactly one law.
+pub fn named_law<T>(
+    laws: &[T],
+    name: impl Fn(&T) -> (&str, &str),
+    question: &str,
+) -> Option<usize> {
+    let words: Vec<&str> = question
+        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for word in &words {
+        let capitals = word.chars().filter(|c| c.is_uppercase()).count();
+        if capitals >= 2 {
+            let exact = laws.iter().position(|l| name(l).0 == *word);
+            if let Some(law) = exact.or_else(|| {
+                cited_law_index(laws, &name, word).filter(|&l| name(&laws[l]).0.starts_with(word))
+            }) {
+                return Some(law);
+            }
+        }
+    }
+    for word in &words {
+        if word.chars().count() < MIN_NAMING_WORD {
+            continue;
+        }
+        let stem = word.to_lowercase();
+        let mut best: Option<(usize, usize)> = None;
+        let mut tied = false;
+        for (i, law) in laws.iter().enumerate() {
+            let title = name(law).1.to_lowercase();
+            let names_it = title
+                .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+                .any(|t| names_law(t, &stem));
+            if names_it {
+                match best {
+                    Some((_, len)) if title.len() > len => {}
+                    Some((_, len)) if title.len() == len => tied = true,
+                    _ => {
+                        best = Some((i, title.len()));
+                        tied = false;
+                    }
+                }
+            }
+        }
+        if let (Some((law, _)), false) = (best, tied) {
+            return Some(law);
+        }
+    }
+    None
+}
+
 /// Most characters of topics kept per law: the BGB's headings three levels deep fit; the average law has far
 /// fewer, so the catalogue of all 6,877 federal laws stays a few megabytes.
 pub const MAX_TOPIC_CHARS: usize = 4000;
@@ -568,5 +645,50 @@ mod tests {
         let bounded = topics(&law);
         assert!(bounded.iter().map(|t| t.chars().count()).sum::<usize>() <= MAX_TOPIC_CHARS);
         assert!(bounded.len() > 100);
+    }
+
+    #[test]
+    fn a_question_names_its_law_by_abbreviation_or_title_word() {
+        let laws = [
+            entry("KSchG", "Kündigungsschutzgesetz"),
+            entry("StVO 2013", "Straßenverkehrs-Ordnung"),
+            entry("AÜG", "Gesetz zur Regelung der Arbeitnehmerüberlassung"),
+            entry("ArbZG", "Arbeitszeitgesetz"),
+            entry(
+                "Offshore-ArbZV",
+                "Verordnung über die Arbeitszeit bei Offshore-Tätigkeiten",
+            ),
+            entry("WaffG 2002", "Waffengesetz"),
+            entry("BGB", "Bürgerliches Gesetzbuch"),
+        ];
+        let named =
+            |q: &str| named_law(&laws, |l| (&l.law, &l.title), q).map(|i| laws[i].law.as_str());
+        assert_eq!(
+            named("Gilt das KSchG in meinem Kleinbetrieb?"),
+            Some("KSchG")
+        );
+        assert_eq!(named("Was sagt die StVO zum Überholen?"), Some("StVO 2013"));
+        assert_eq!(
+            named("Habe ich Kündigungsschutz nach sechs Monaten?"),
+            Some("KSchG")
+        );
+        // The shortest title with the word: the law named after it, not the ordinance that mentions it.
+        assert_eq!(named("Wie lang ist die Arbeitszeit am Tag?"), Some("ArbZG"));
+        assert_eq!(
+            named("Brauche ich für ein Messer einen Waffenschein nach dem Waffengesetz?"),
+            Some("WaffG 2002")
+        );
+        // Ordinary words, a capitalised noun and words that only begin a title word name nothing.
+        assert_eq!(named("Mein Chef ruft mich im Urlaub an"), None);
+        assert_eq!(named("Ich bin Arbeitnehmer"), None);
+        assert_eq!(
+            named("Welches Gesetz oder welche Verordnung gilt bei der Arbeit?"),
+            None
+        );
+        assert!(
+            names_law("arbeitsschutzgesetzes", "arbeitsschutz")
+                && names_law("zivilprozessordnung", "zivilprozess")
+        );
+        assert_eq!(named(""), None);
     }
 }

@@ -95,6 +95,10 @@ pub struct SearchResults {
     /// Across laws: whether the ranking was routed by law ([`crate::federal::routing`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub routed: bool,
+    /// Across laws: the law the question names ([`crate::finder::named_law`]: `KSchG`, `Kündigungsschutz`), to
+    /// offer searching it alone ("Meinten Sie das Gesetz …?").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub named_law: Option<LawName>,
     /// Best sections first.
     pub hits: Vec<SectionResult>,
 }
@@ -110,16 +114,30 @@ pub struct LawCount {
     pub hits: u32,
 }
 
+/// A law by name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LawName {
+    /// Abbreviation.
+    pub law: String,
+    /// Full title.
+    pub title: String,
+}
+
 impl LawCount {
     /// The laws of `hits`, most hits first (ties: the law of the better hit first).
     pub fn of(hits: &[SectionResult]) -> Vec<LawCount> {
+        LawCount::tally(hits.iter().map(|h| (h.law.as_str(), h.law_title.as_str())))
+    }
+
+    /// The laws of a ranking given as (abbreviation, title) per hit, best hit first: as [`LawCount::of`].
+    pub fn tally<'a>(laws: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<LawCount> {
         let mut counts: Vec<LawCount> = Vec::new();
-        for hit in hits {
-            match counts.iter_mut().find(|c| c.law == hit.law) {
+        for (law, title) in laws {
+            match counts.iter_mut().find(|c| c.law == law) {
                 Some(c) => c.hits += 1,
                 None => counts.push(LawCount {
-                    law: hit.law.clone(),
-                    title: hit.law_title.clone(),
+                    law: law.to_string(),
+                    title: title.to_string(),
                     hits: 1,
                 }),
             }

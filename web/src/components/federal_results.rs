@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 use paragraf_core::law::Law;
+use paragraf_core::results::LawCount;
 
 use crate::components::results::{mode_label, vector_note};
 use crate::context::Ctx;
@@ -67,6 +68,35 @@ pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
         })
         .collect_view();
     let empty = outcome.results.is_empty();
+    // Each law's share of the list, most first; a click narrows the search to it (`gesetze=` in the URL).
+    let counts = LawCount::tally(
+        outcome
+            .results
+            .iter()
+            .map(|r| (r.law.law.as_str(), r.law.title.as_str())),
+    );
+    let facets = (counts.len() > 1).then(|| {
+        let buttons = counts
+            .into_iter()
+            .map(|c| {
+                let law = c.law.clone();
+                view! {
+                    <li><button type="button" class="facet" data-law=c.law.clone() title=c.title
+                        on:click=move |_| ctx.laws.set(vec![law.clone()])>{format!("{} {}", c.law, c.hits)}</button></li>
+                }
+            })
+            .collect_view();
+        view! { <ul class="facets" id="law-facets" aria-label="Treffer je Gesetz">{buttons}</ul> }
+    });
+    let named = outcome.named.clone().map(|law| {
+        let (name, title) = (law.law.clone(), law.title.clone());
+        view! {
+            <p class="named-law" id="named-law">"Meinten Sie das Gesetz "
+                <button type="button" class="only-law" data-law=name.clone()
+                    on:click=move |_| ctx.laws.set(vec![name.clone()])>{format!("{} ({title})", law.law)}</button>
+                "? Ein Klick sucht nur dort."</p>
+        }
+    });
     // The app's linear memory now (the index, shards and loaded laws live there), for the cold-start benchmark.
     let wasm_bytes = {
         use wasm_bindgen::JsCast;
@@ -81,6 +111,8 @@ pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
             data-mode=outcome.mode.name() data-search=outcome.number data-shards=outcome.shards_needed
             data-shard-bytes=outcome.shard_bytes data-wasm-bytes=wasm_bytes data-vectors=vectors>{meta}</p>
         {vectors_problem.map(|why| view! { <p class="law-problem" id="vectors-problem" role="status">{why}</p> })}
+        {named}
+        {facets}
         {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter versuchen oder die Auswahl der Gesetze leeren."</p> })}
         <ol class="results federal" aria-label="Ergebnisse">{items}</ol>
     }

@@ -20,7 +20,7 @@ use paragraf_core::expansion::ThesaurusFile;
 use paragraf_core::federal::{FederalIndex, FederalLaw, SECTION_STRATEGY};
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 use paragraf_core::results::{
-    self, LawCount, LawExpansion, LawSummary, SearchResults, SectionText,
+    self, LawCount, LawExpansion, LawName, LawSummary, SearchResults, SectionText,
 };
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::{EmbeddingBackend, TextKind};
@@ -590,6 +590,7 @@ impl Library {
             laws,
             by_law: Vec::new(),
             routed: false,
+            named_law: None,
             hits,
         })
     }
@@ -668,6 +669,7 @@ impl Library {
                 )
             })
             .collect::<Vec<_>>();
+        let named_law = self.named_law(question, &laws);
         Ok(SearchResults {
             schema: results::SCHEMA.to_string(),
             question: question.to_string(),
@@ -679,7 +681,22 @@ impl Library {
             learned: None,
             by_law: LawCount::of(&hits),
             routed: options.route_laws,
+            named_law,
             hits,
+        })
+    }
+
+    /// The law `question` names among `searched`, when it names one ([`paragraf_core::finder::named_law`]).
+    fn named_law(&self, question: &str, searched: &[String]) -> Option<LawName> {
+        let laws: Vec<&LawEntry> = self
+            .manifest
+            .laws
+            .iter()
+            .filter(|l| searched.contains(&l.law))
+            .collect();
+        paragraf_core::finder::named_law(&laws, |l| (&l.law, &l.title), question).map(|i| LawName {
+            law: laws[i].law.clone(),
+            title: laws[i].title.clone(),
         })
     }
 

@@ -223,6 +223,13 @@ pub fn render(results: &SearchResults, terminal: bool) -> String {
         };
         let _ = writeln!(out, "laws: {}  ({routed})\n", counts.join(" · "));
     }
+    if let Some(named) = &results.named_law {
+        let _ = writeln!(
+            out,
+            "The question names {} ({}): --law \"{}\" searches it alone.\n",
+            named.law, named.title, named.law
+        );
+    }
     for hit in &results.hits {
         let heading = heading(&format!("{} {}", hit.designation, hit.title), terminal);
         let cited = if hit.cited { "  [cited]" } else { "" };

@@ -332,11 +332,6 @@ impl Router {
         }
     }
 
-    /// The signals of law `law`.
-    pub fn signals(&self, law: usize) -> &LawSignals {
-        &self.signals[law]
-    }
-
     /// The laws whose text best matches `question`, best first ([`LAW_TEXT_DEPTH`] deep).
     pub fn law_text_ranking(&self, question: &str) -> Vec<usize> {
         self.finder.find(question, LAW_TEXT_DEPTH)
