@@ -946,7 +946,12 @@ pub async fn run_federal_search(
         .collect();
     let searched: Vec<&LawEntry> = entries.iter().flatten().copied().collect();
     let named = (searched.len() > 1)
-        .then(|| paragraf_core::finder::named_law(&searched, |l| (&l.law, &l.title), &query))
+        .then(|| {
+            paragraf_core::finder::LawNames::new(
+                searched.iter().map(|l| (l.law.as_str(), l.title.as_str())),
+            )
+            .named(&query)
+        })
         .flatten()
         .map(|i| searched[i].clone());
     static SEARCHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);

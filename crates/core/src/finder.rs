@@ -97,75 +97,98 @@ const MIN_NAMING_WORD: usize = 5;
 /// How the title word of a law named after its subject ends (`Kündigungsschutzgesetz`, `Zivilprozessordnung`).
 const LAW_WORDS: [&str; 3] = ["gesetz", "gesetzbuch", "ordnung"];
 
-/// Whether title word `title_word` is a law's name for `stem` (both lowercase): `kündigungsschutz` or
-/// `kündigungsschutzgesetz` for `kündigungsschutzgesetz`, with a linking `s` (`arbeitsschutz`); at least four
-/// letters before the law word, so `gesetz` or `verordnung` alone name nothing.
-fn names_law(title_word: &str, stem: &str) -> bool {
+/// The keys under which title word `title_word` (lowercase) names its law: the word itself and its subject
+/// (`kündigungsschutzgesetz`, `kündigungsschutz`; a linking `s` also dropped: `bundesurlaubs` → `bundesurlaub`),
+/// when it is a law's name with at least four letters before the law word, so `gesetz` or `verordnung` alone
+/// name nothing.
+fn naming_keys(title_word: &str) -> Vec<String> {
     let word = title_word
         .strip_suffix("es")
         .filter(|w| LAW_WORDS.iter().any(|l| w.ends_with(l)))
         .unwrap_or(title_word);
-    LAW_WORDS.iter().any(|law_word| {
-        word.strip_suffix(law_word).is_some_and(|subject| {
-            subject.chars().count() >= 4
-                && (word == stem || subject == stem || subject.strip_suffix('s') == Some(stem))
-        })
-    })
-}
-
-/// The law a question names, if it names one, for "Meinten Sie das Gesetz …?": an abbreviation written as in
-/// the archive (`KSchG`, `BGB`, or `StVO` for the one `StVO 2013`; a word with at least two capitals, so that
-/// ordinary nouns never count), else a word of the question that is a law's name in its title or that name's
-/// subject (`Kündigungsschutz` for the `Kündigungsschutzgesetz`; see `names_law`), the shortest such title. The first naming word
-/// wins; `None` when no word names exactly one law.
-pub fn named_law<T>(
-    laws: &[T],
-    name: impl Fn(&T) -> (&str, &str),
-    question: &str,
-) -> Option<usize> {
-    let words: Vec<&str> = question
-        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    for word in &words {
-        let capitals = word.chars().filter(|c| c.is_uppercase()).count();
-        if capitals >= 2 {
-            let exact = laws.iter().position(|l| name(l).0 == *word);
-            if let Some(law) = exact.or_else(|| {
-                cited_law_index(laws, &name, word).filter(|&l| name(&laws[l]).0.starts_with(word))
-            }) {
-                return Some(law);
+    let mut keys = Vec::new();
+    for law_word in LAW_WORDS {
+        if let Some(subject) = word
+            .strip_suffix(law_word)
+            .filter(|s| s.chars().count() >= 4)
+        {
+            keys.push(word.to_string());
+            keys.push(subject.to_string());
+            if let Some(unlinked) = subject.strip_suffix('s') {
+                keys.push(unlinked.to_string());
             }
         }
     }
-    for word in &words {
-        if word.chars().count() < MIN_NAMING_WORD {
-            continue;
-        }
-        let stem = word.to_lowercase();
-        let mut best: Option<(usize, usize)> = None;
-        let mut tied = false;
-        for (i, law) in laws.iter().enumerate() {
-            let title = name(law).1.to_lowercase();
-            let names_it = title
-                .split(|c: char| !(c.is_alphanumeric() || c == '-'))
-                .any(|t| names_law(t, &stem));
-            if names_it {
-                match best {
-                    Some((_, len)) if title.len() > len => {}
-                    Some((_, len)) if title.len() == len => tied = true,
-                    _ => {
-                        best = Some((i, title.len()));
-                        tied = false;
+    keys
+}
+
+/// The laws' names as questions name them, prepared once: "Meinten Sie das Gesetz …?" and law routing.
+pub struct LawNames {
+    /// Abbreviation and title per law.
+    names: Vec<(String, String)>,
+    /// A question word (lowercase) → the law with the shortest title it names, and whether another title of
+    /// that length is named too.
+    by_word: HashMap<String, (usize, usize, bool)>,
+}
+
+impl LawNames {
+    /// The names of `laws` (abbreviation, title), in order.
+    pub fn new<'a>(laws: impl IntoIterator<Item = (&'a str, &'a str)>) -> LawNames {
+        let names: Vec<(String, String)> = laws
+            .into_iter()
+            .map(|(l, t)| (l.to_string(), t.to_string()))
+            .collect();
+        let mut by_word: HashMap<String, (usize, usize, bool)> = HashMap::new();
+        for (i, (_, title)) in names.iter().enumerate() {
+            if !(title.contains("esetz") || title.contains("rdnung")) {
+                continue;
+            }
+            let lower = title.to_lowercase();
+            for word in lower.split(|c: char| !(c.is_alphanumeric() || c == '-')) {
+                for key in naming_keys(word) {
+                    let len = lower.len();
+                    let entry = by_word.entry(key).or_insert((i, len, false));
+                    match entry.1.cmp(&len) {
+                        std::cmp::Ordering::Greater => *entry = (i, len, false),
+                        std::cmp::Ordering::Equal if entry.0 != i => entry.2 = true,
+                        _ => {}
                     }
                 }
             }
         }
-        if let (Some((law, _)), false) = (best, tied) {
-            return Some(law);
-        }
+        LawNames { names, by_word }
     }
-    None
+
+    /// The law `question` names, if it names one: an abbreviation written as in the archive (`KSchG`, `BGB`, or
+    /// `StVO` for the one `StVO 2013`; a word with at least two capitals, so that ordinary nouns never count),
+    /// else a word that is a law's name in its title or that name's subject (`Kündigungsschutz` for the
+    /// `Kündigungsschutzgesetz`), the shortest such title. The first naming word wins; `None` when no word
+    /// names exactly one law.
+    pub fn named(&self, question: &str) -> Option<usize> {
+        let words: Vec<&str> = question
+            .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for word in &words {
+            if word.chars().filter(|c| c.is_uppercase()).count() >= 2 {
+                let exact = self.names.iter().position(|l| l.0 == *word);
+                let dated = || {
+                    cited_law_index(&self.names, |l| (&l.0, &l.1), word)
+                        .filter(|&l| self.names[l].0.starts_with(word))
+                };
+                if let Some(law) = exact.or_else(dated) {
+                    return Some(law);
+                }
+            }
+        }
+        words
+            .iter()
+            .filter(|w| w.chars().count() >= MIN_NAMING_WORD)
+            .find_map(|w| match self.by_word.get(&w.to_lowercase()) {
+                Some(&(law, _, false)) => Some(law),
+                _ => None,
+            })
+    }
 }
 
 /// Most characters of topics kept per law: the BGB's headings three levels deep fit; the average law has far
@@ -661,8 +684,8 @@ mod tests {
             entry("WaffG 2002", "Waffengesetz"),
             entry("BGB", "Bürgerliches Gesetzbuch"),
         ];
-        let named =
-            |q: &str| named_law(&laws, |l| (&l.law, &l.title), q).map(|i| laws[i].law.as_str());
+        let names = LawNames::new(laws.iter().map(|l| (l.law.as_str(), l.title.as_str())));
+        let named = |q: &str| names.named(q).map(|i| laws[i].law.as_str());
         assert_eq!(
             named("Gilt das KSchG in meinem Kleinbetrieb?"),
             Some("KSchG")
@@ -685,10 +708,19 @@ mod tests {
             named("Welches Gesetz oder welche Verordnung gilt bei der Arbeit?"),
             None
         );
-        assert!(
-            names_law("arbeitsschutzgesetzes", "arbeitsschutz")
-                && names_law("zivilprozessordnung", "zivilprozess")
+        assert_eq!(
+            naming_keys("arbeitsschutzgesetzes"),
+            ["arbeitsschutzgesetz", "arbeitsschutz"]
         );
+        assert_eq!(
+            naming_keys("bundesurlaubsgesetz"),
+            ["bundesurlaubsgesetz", "bundesurlaubs", "bundesurlaub"]
+        );
+        assert_eq!(
+            naming_keys("zivilprozessordnung"),
+            ["zivilprozessordnung", "zivilprozess"]
+        );
+        assert!(naming_keys("verordnung").is_empty() && naming_keys("gesetz").is_empty());
         assert_eq!(named(""), None);
     }
 }

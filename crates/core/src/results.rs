@@ -95,7 +95,7 @@ pub struct SearchResults {
     /// Across laws: whether the ranking was routed by law ([`crate::federal::routing`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub routed: bool,
-    /// Across laws: the law the question names ([`crate::finder::named_law`]: `KSchG`, `Kündigungsschutz`), to
+    /// Across laws: the law the question names ([`crate::finder::LawNames`]: `KSchG`, `Kündigungsschutz`), to
     /// offer searching it alone ("Meinten Sie das Gesetz …?").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub named_law: Option<LawName>,

@@ -18,6 +18,7 @@ use paragraf_core::bundle::StrategyBundle;
 use paragraf_core::engine::{self, LawIndex, Mode, SearchOptions, SectionHit, StrategyIndex};
 use paragraf_core::expansion::ThesaurusFile;
 use paragraf_core::federal::{FederalIndex, FederalLaw, SECTION_STRATEGY};
+use paragraf_core::finder::LawNames;
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 use paragraf_core::results::{
     self, LawCount, LawExpansion, LawName, LawSummary, SearchResults, SectionText,
@@ -686,7 +687,7 @@ impl Library {
         })
     }
 
-    /// The law `question` names among `searched`, when it names one ([`paragraf_core::finder::named_law`]).
+    /// The law `question` names among `searched`, when it names one ([`paragraf_core::finder::LawNames`]).
     fn named_law(&self, question: &str, searched: &[String]) -> Option<LawName> {
         let laws: Vec<&LawEntry> = self
             .manifest
@@ -694,7 +695,8 @@ impl Library {
             .iter()
             .filter(|l| searched.contains(&l.law))
             .collect();
-        paragraf_core::finder::named_law(&laws, |l| (&l.law, &l.title), question).map(|i| LawName {
+        let names = LawNames::new(laws.iter().map(|l| (l.law.as_str(), l.title.as_str())));
+        names.named(question).map(|i| LawName {
             law: laws[i].law.clone(),
             title: laws[i].title.clone(),
         })

@@ -209,11 +209,8 @@ impl FederalIndex {
 
     /// The routing features of a first stage for the question `text` (for fitting weights).
     pub fn routing_features(&self, first: &FirstStage, text: &str) -> Vec<routing::Features> {
-        self.router.features(
-            &first.hits,
-            &|doc| self.law_of(doc),
-            &self.router.law_text_ranking(text),
-        )
+        self.router
+            .features(&first.hits, &|doc| self.law_of(doc), &self.router.ask(text))
     }
 
     /// The best `k` sections of `first` routed by law with `weights`.

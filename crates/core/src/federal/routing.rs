@@ -8,6 +8,8 @@
 //!   ([`LawFinder`]) — `Urlaub` meets the BUrlG, `Miete` the BGB's `Mietverhältnisse über Wohnraum`;
 //! - **agreement**: how much of the first stage's ranking falls into the law (a law with several strong
 //!   sections is more likely the one than a law with one lucky hit);
+//! - **the law the question names**: `KSchG`, or `Kündigungsschutz` for the `Kündigungsschutzgesetz`
+//!   ([`crate::finder::LawNames`]);
 //! - **the archive's structure**: how many other laws cite the law (the BGB, SGB and StGB are cited by
 //!   hundreds; an exemption ordinance by none), its size, and its kind (a code, a statute, an ordinance, an
 //!   announcement, an amending or transitional act, a treaty);
@@ -22,7 +24,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::eval::tune::{coordinate_ascent, Coordinate};
-use crate::finder::{cited_law_index, LawFinder};
+use crate::finder::{cited_law_index, LawFinder, LawNames};
 use crate::law::{Law, RefTarget};
 use crate::search::Hit;
 
@@ -219,6 +221,9 @@ pub struct RoutingWeights {
     pub law_text: f32,
     /// The law's share of the first stage's ranking.
     pub agreement: f32,
+    /// The law the question names.
+    #[serde(default)]
+    pub named: f32,
     /// How many laws cite the law (log-scaled to 0..1 over the laws searched).
     pub cited_by: f32,
     /// The law's size (log-scaled to 0..1).
@@ -234,6 +239,7 @@ impl RoutingWeights {
         within_law: 0.0,
         law_text: 0.0,
         agreement: 0.0,
+        named: 0.0,
         cited_by: 0.0,
         size: 0.0,
         kind: [0.0; 7],
@@ -247,6 +253,7 @@ impl RoutingWeights {
         within_law: 0.1,
         law_text: 0.1,
         agreement: 0.1,
+        named: 0.5,
         cited_by: 0.0,
         size: 0.0,
         kind: [0.0; 7],
@@ -259,6 +266,7 @@ impl RoutingWeights {
             self.within_law,
             self.law_text,
             self.agreement,
+            self.named,
             self.cited_by,
             self.size,
         ]
@@ -284,6 +292,8 @@ pub struct Features {
     pub law_text: f32,
     /// Its law's reciprocal-rank mass (k = 2) in the first stage's first 100, relative to the law with most.
     pub agreement: f32,
+    /// 1 when its law is the one the question names, else 0.
+    pub named: f32,
     /// `ln(1 + cited_by)`, relative to the most cited law.
     pub cited_by: f32,
     /// `ln(1 + sections)`, relative to the largest law.
@@ -299,6 +309,7 @@ impl Features {
             + w.within_law * self.within_law
             + w.law_text * self.law_text
             + w.agreement * self.agreement
+            + w.named * self.named
             + w.cited_by * self.cited_by
             + w.size * self.size
             + w.kind[self.kind.index()]
@@ -309,10 +320,21 @@ fn reciprocal(k: f32, rank: usize) -> f32 {
     (k + 1.0) / (k + 1.0 + rank as f32)
 }
 
+/// What routing asks of the laws for one question ([`Router::ask`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LawQuery {
+    /// Laws by their text's match, best first.
+    pub text_ranking: Vec<usize>,
+    /// The law the question names.
+    pub named: Option<usize>,
+}
+
 /// The laws' signals and the law-text ranking: what routing needs besides the first stage.
 pub struct Router {
     signals: Vec<LawSignals>,
     finder: LawFinder,
+    /// The laws' names, for the law a question names.
+    names: LawNames,
     max_cited: f32,
     max_size: f32,
 }
@@ -327,14 +349,22 @@ impl Router {
         Router {
             signals,
             finder,
+            names: LawNames::new(
+                laws.iter()
+                    .map(|l| (l.abbreviation.as_str(), l.title.as_str())),
+            ),
             max_cited: max_cited.ln_1p(),
             max_size: max_size.ln_1p(),
         }
     }
 
-    /// The laws whose text best matches `question`, best first ([`LAW_TEXT_DEPTH`] deep).
-    pub fn law_text_ranking(&self, question: &str) -> Vec<usize> {
-        self.finder.find(question, LAW_TEXT_DEPTH)
+    /// What routing asks of the laws for `question`: the laws whose text best matches it, best first
+    /// ([`LAW_TEXT_DEPTH`] deep), and the law it names.
+    pub fn ask(&self, question: &str) -> LawQuery {
+        LawQuery {
+            text_ranking: self.finder.find(question, LAW_TEXT_DEPTH),
+            named: self.names.named(question),
+        }
     }
 
     /// The features of every candidate in `first` (documents with their scores, best first) whose laws
@@ -343,9 +373,10 @@ impl Router {
         &self,
         first: &[Hit],
         law_of: &dyn Fn(u32) -> u32,
-        law_text: &[usize],
+        query: &LawQuery,
     ) -> Vec<Features> {
-        let text_rank: HashMap<u32, usize> = law_text
+        let text_rank: HashMap<u32, usize> = query
+            .text_ranking
             .iter()
             .enumerate()
             .map(|(rank, &law)| (law as u32, rank))
@@ -386,6 +417,11 @@ impl Router {
                     within_law,
                     law_text: text_rank.get(&law).map_or(0.0, |&r| reciprocal(LAW_K, r)),
                     agreement: 0.0,
+                    named: if query.named == Some(law as usize) {
+                        1.0
+                    } else {
+                        0.0
+                    },
                     cited_by: scaled(signals.cited_by, self.max_cited),
                     size: scaled(signals.sections, self.max_size),
                     kind: signals.kind,
@@ -443,10 +479,11 @@ pub fn fit(examples: &[Example]) -> RoutingWeights {
         total / examples.len().max(1) as f64
     };
     let grid = &ROUTING_GRID[..];
-    let coordinates: [Coordinate<RoutingWeights>; 12] = [
+    let coordinates: [Coordinate<RoutingWeights>; 13] = [
         (|w| &mut w.within_law, grid),
         (|w| &mut w.law_text, grid),
         (|w| &mut w.agreement, grid),
+        (|w| &mut w.named, grid),
         (|w| &mut w.cited_by, grid),
         (|w| &mut w.size, grid),
         (|w| &mut w.kind[0], grid),
