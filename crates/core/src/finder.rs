@@ -114,7 +114,8 @@ fn naming_keys(title_word: &str) -> Vec<String> {
         {
             keys.push(word.to_string());
             keys.push(subject.to_string());
-            if let Some(unlinked) = subject.strip_suffix('s') {
+            // A linking `s` (`bundesurlaubs`), not the end of a stem (`zivilprozess`).
+            if let Some(unlinked) = subject.strip_suffix('s').filter(|u| !u.ends_with('s')) {
                 keys.push(unlinked.to_string());
             }
         }

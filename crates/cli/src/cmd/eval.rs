@@ -211,6 +211,17 @@ pub fn read_questions(path: &Path) -> Result<(Vec<Question>, String)> {
     Ok((questions, paragraf_core::manifest::sha256_hex(&bytes)))
 }
 
+/// The questions as searched: their text, cleaned when `--clean-questions` says so.
+fn question_texts(args: &EvalArgs, questions: &[Question]) -> Vec<String> {
+    questions
+        .iter()
+        .map(|q| match args.clean_questions {
+            true => clean_question(&q.text()),
+            false => q.text(),
+        })
+        .collect()
+}
+
 /// `--among`: the questions among every law of `among` (see [`crate::cmd::distractors`]); plain gold ids mean
 /// the law of `--bundles` when that folder has one.
 fn eval_among(args: &EvalArgs, among: &Path, questions: &[Question]) -> Result<()> {
@@ -218,13 +229,7 @@ fn eval_among(args: &EvalArgs, among: &Path, questions: &[Question]) -> Result<(
         .laws
         .first()
         .map(|l| l.law.clone());
-    let texts: Vec<String> = questions
-        .iter()
-        .map(|q| match args.clean_questions {
-            true => clean_question(&q.text()),
-            false => q.text(),
-        })
-        .collect();
+    let texts = question_texts(args, questions);
     let embed = |model: &str| Ok(embed_questions(&texts, &args.encoder, Some(model))?.0);
     let measured = crate::cmd::distractors::run(
         among,
@@ -316,13 +321,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
 
     // Gold sections, with ids missing from the corpus counted as misses.
     let gold = Gold::map(&law, &questions);
-    let texts: Vec<String> = questions
-        .iter()
-        .map(|q| match args.clean_questions {
-            true => clean_question(&q.text()),
-            false => q.text(),
-        })
-        .collect();
+    let texts = question_texts(&args, &questions);
 
     let (vectors, embed_ms) = if needs_vectors {
         let model = entries.first().map(|e| e.model.as_str());
