@@ -453,3 +453,151 @@ fn the_projects_lay_questions_name_only_sections_of_the_bgb() {
     assert!(String::from_utf8_lossy(&out.stdout)
         .contains("learned from 66 questions (GerLayQA; 0 skipped) for BGB"));
 }
+
+/// Questions across the laws of [`learned_questions_join_law_routing_only_with_questions_across_laws`] (gold
+/// naming their law; written for this test).
+const ACROSS: &str = r#"[
+  {"Question_text": "Darf der Staat mir verbieten, meine Meinung zu sagen?", "Paragraphs": ["Art 5 GG"]},
+  {"Question_text": "Jemand hat mir im Laden heimlich etwas weggenommen", "Paragraphs": ["§ 242 StGB"]},
+  {"Question_text": "Ist es strafbar, jemanden öffentlich zu beleidigen?", "Paragraphs": ["§ 185 StGB"]},
+  {"Question_text": "Dürfen wir uns zu einer Demonstration versammeln?", "Paragraphs": ["Art 8 GG"]},
+  {"Question_text": "Mein Vermieter will wegen Eigenbedarf kündigen", "Paragraphs": ["§ 573 BGB"]}
+]"#;
+
+#[test]
+fn learned_questions_join_law_routing_only_with_questions_across_laws() {
+    let tmp = temp_dir();
+    let corpus = tmp.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    for law in ["BGB", "GG", "StGB"] {
+        std::fs::copy(
+            shared(&format!("corpus/{law}.xml")),
+            corpus.join(format!("{law}.xml")),
+        )
+        .unwrap();
+    }
+    let dir = tmp.path().join("laws");
+    run_ok(&[
+        "build",
+        "--laws",
+        "BGB,GG,StGB",
+        "--from",
+        corpus.to_str().unwrap(),
+        "--strategies",
+        "none",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let taught = taught_questions(tmp.path());
+    let across = tmp.path().join("across.json");
+    std::fs::write(&across, ACROSS).unwrap();
+    let question = "Der Vermieter rückt meine Mietkaution nicht raus";
+    let search = |extra: &[&str]| -> (Value, String) {
+        let mut args = vec!["search", "--bundles", dir.to_str().unwrap(), "--json"];
+        args.extend(extra);
+        args.push(question);
+        let out = run(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        (serde_json::from_slice(&out.stdout).unwrap(), stderr(&out))
+    };
+
+    // Without questions across laws, what was learned serves the BGB alone, and both say so.
+    let alone = run_learn(&taught, &dir, &["--law", "BGB", "--folds", "3"]);
+    assert!(alone.status.success(), "{}", stderr(&alone));
+    assert!(
+        String::from_utf8_lossy(&alone.stdout).contains(
+            "Not learned across the folder's 3 laws: that needs --across <questions across laws>"
+        ),
+        "{}",
+        String::from_utf8_lossy(&alone.stdout)
+    );
+    assert!(manifest(&dir).learned.unwrap().routing.is_none());
+    let (results, err) = search(&[]);
+    assert!(results.get("learned").is_none(), "{results}");
+    assert!(
+        err.contains("warning: the learned file of BGB has no routing weights across laws: searching across laws without it"),
+        "{err}"
+    );
+
+    // With them, the learned signals' routing weights are fit on both, cross-validated, and listed.
+    let learned = run_learn(
+        &taught,
+        &dir,
+        &[
+            "--law",
+            "BGB",
+            "--folds",
+            "3",
+            "--across",
+            across.to_str().unwrap(),
+            "--source",
+            "Paragraf-Testfragen",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&learned.stdout);
+    assert!(learned.status.success(), "{}", stderr(&learned));
+    assert!(
+        stdout.contains(
+            "Across the folder's 3 laws (bm25, 3-fold cross-validation, held out): Recall@10 routed "
+        ),
+        "{stdout}"
+    );
+    let routing = manifest(&dir)
+        .learned
+        .unwrap()
+        .routing
+        .expect("routing weights");
+    assert!(routing.weights.valid());
+    assert_eq!((routing.cv.folds, routing.cv.questions), (3, 24));
+    assert!(
+        routing.cv.recall10_with > routing.cv.recall10_without,
+        "{routing:?}"
+    );
+    assert!(routing.weights.prior + routing.weights.vote_lexical > 0.0);
+
+    // A search across the laws ranks with it and says which sections similar questions led to.
+    let (results, _) = search(&[]);
+    assert_eq!(results["learned"]["source"], "Paragraf-Testfragen");
+    assert_eq!(results["routed"], true);
+    let first = &results["hits"][0];
+    assert_eq!(
+        (first["law"].as_str(), first["designation"].as_str()),
+        (Some("BGB"), Some("§ 551")),
+        "{results}"
+    );
+    assert!(first["precedents"].as_u64().unwrap() >= 1, "{first}");
+    let text = run_ok(&["search", "--bundles", dir.to_str().unwrap(), question]);
+    assert!(
+        text.contains("ranked with what was learned from 24 questions (Paragraf-Testfragen; ")
+            && text.contains(" of the most similar past questions led here"),
+        "{text}"
+    );
+    let (unlearned, _) = search(&["--no-learning"]);
+    assert!(unlearned.get("learned").is_none());
+    assert!(unlearned["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h.get("precedents").is_none()));
+
+    // Questions it learned from are not scored with it across laws either.
+    let refused = run(&[
+        "eval",
+        "--questions",
+        taught.to_str().unwrap(),
+        "--bundles",
+        tmp.path().to_str().unwrap(),
+        "--among",
+        dir.to_str().unwrap(),
+        "--modes",
+        "bm25",
+        "--out",
+        tmp.path().join("report").to_str().unwrap(),
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("error: 24 of the 24 questions are among those"),
+        "{}",
+        stderr(&refused)
+    );
+}

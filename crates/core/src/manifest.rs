@@ -96,6 +96,19 @@ pub struct LearnedEntry {
     /// The licence of what was learned (GerLayQA: non-commercial research only).
     pub licence: String,
     pub file: FileEntry,
+    /// In a folder of many laws: the law-routing weights fit with these questions among all its laws
+    /// ([`crate::federal::learned`]). Learned from the same questions, under the same licence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<LearnedRouting>,
+}
+
+/// Law-routing weights with the learned law's signals, and what they did held out.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LearnedRouting {
+    /// The weights a search across the folder's laws routes with.
+    pub weights: crate::federal::routing::RoutingWeights,
+    /// The cross-validation on the learned questions among all laws (Recall@10 routed without → with learning).
+    pub cv: crate::learning::CvFigures,
 }
 
 /// A file the manifest lists by name, size and hash.

@@ -7,15 +7,23 @@
 //! per question in a TSV. `--fit-routing` fits the routing weights on the questions given (the tuning half).
 
 use anyhow::{Context, Result};
+
+use crate::cmd::library::refuse;
 use paragraf_core::bundle::StrategyBundle;
+use paragraf_core::engine::LawIndex;
 use paragraf_core::engine::{Mode, SearchOptions};
 use paragraf_core::eval::gold::{GoldWarning, LawGold};
 use paragraf_core::eval::metrics::recall_at;
 use paragraf_core::eval::stats::{bootstrap_ci, paired_permutation_test};
 use paragraf_core::eval::Question;
 use paragraf_core::federal::files::{FederalHead, SHARD_BYTES};
+use paragraf_core::federal::learned::{self, AmongQuestion};
 use paragraf_core::federal::routing::{self, Example, Features, RoutingWeights};
-use paragraf_core::federal::{FederalHit, FederalIndex, FederalLaw, FirstStage, SECTION_STRATEGY};
+use paragraf_core::federal::{
+    FederalHit, FederalIndex, FederalLaw, FirstStage, LearnedLaw, SECTION_STRATEGY,
+};
+use paragraf_core::learning::fit::{Labelled, ModelVectors};
+use paragraf_core::learning::question_hash;
 use paragraf_core::manifest::MANIFEST;
 use paragraf_core::Law;
 use std::collections::HashMap;
@@ -24,7 +32,7 @@ use std::time::Instant;
 
 /// The laws of `source` with their `section` bundles: a bundle folder (with vectors where built), or the
 /// federal archive or a folder of XML (lexical only).
-fn load(source: &Path) -> Result<Vec<(Law, Option<StrategyBundle>)>> {
+pub fn load(source: &Path) -> Result<Vec<(Law, Option<StrategyBundle>)>> {
     let started = Instant::now();
     let laws = if source.join(MANIFEST).is_file() {
         let manifest = paragraf_bundler::manifest::load_or_new(source)?;
@@ -65,7 +73,7 @@ fn load(source: &Path) -> Result<Vec<(Law, Option<StrategyBundle>)>> {
     Ok(laws)
 }
 
-fn parts(laws: &[(Law, Option<StrategyBundle>)]) -> Vec<FederalLaw<'_>> {
+pub fn parts(laws: &[(Law, Option<StrategyBundle>)]) -> Vec<FederalLaw<'_>> {
     laws.iter()
         .map(|(law, bundle)| FederalLaw {
             law,
@@ -88,6 +96,22 @@ pub enum Routing {
     Fit,
     /// These (the shipped ones, or `--routing-weights`).
     Given(RoutingWeights),
+}
+
+/// Whether `eval --among` also ranks with what was learned from questions ([`paragraf_core::federal::learned`]).
+#[derive(Clone, Copy)]
+pub enum AmongLearning {
+    /// Not at all.
+    Off,
+    /// Learned per fold from the questions themselves (their own law's; `--learn-per-fold`), scored held out.
+    PerFold {
+        /// Folds.
+        folds: usize,
+        /// The learned signals' weights are scaled by this after fitting (`paragraf learn --shrink`).
+        shrink: f32,
+    },
+    /// With the --among folder's learned file and the routing weights `paragraf learn` fit with it.
+    Folder,
 }
 
 /// Per question of one run: Recall@10 (`None`: no gold), the law of the top hit, whether a gold law is first and
@@ -138,6 +162,8 @@ pub fn run(
     rounds: usize,
     seed: u64,
     routing: Routing,
+    learning: AmongLearning,
+    across: Option<&Path>,
 ) -> Result<Measured> {
     let laws = load(source)?;
     let own = match own {
@@ -166,6 +192,20 @@ pub fn run(
     let alone = own
         .map(|o| FederalIndex::new(&parts(&laws[o..=o])))
         .transpose()?;
+    let folder_learned = match learning {
+        AmongLearning::Folder => folder_learning(source, &laws, questions, texts)?,
+        _ => None,
+    };
+    let learned_law = match (learning, own, &folder_learned) {
+        (AmongLearning::PerFold { .. }, None, _) => anyhow::bail!(
+            "--learn-per-fold across laws learns from questions of one law: pass --bundles with that law (plain gold ids mean it)"
+        ),
+        (AmongLearning::PerFold { .. }, Some(o), _) => Some(o),
+        (_, _, Some(l)) => Some(l.law as usize),
+        _ => None,
+    };
+    // Precedents' terms as the learned law's own index analyses them (as `paragraf learn` does).
+    let learned_index = learned_law.map(|l| LawIndex::new(laws[l].0.clone()));
     // What the browser searches: the same sections, product-quantized vectors, postings in shards.
     let browser_files = FederalHead::build(&parts(&laws), SHARD_BYTES)?;
     let vectors = match (modes.iter().any(|m| *m != Mode::Bm25), among.model()) {
@@ -192,8 +232,9 @@ pub fn run(
         own_name.map_or("alone".to_string(), |o| format!("{o} alone")),
     );
     let mut per_question = String::from(
-        "question\tmode\trecall10_unrouted\trecall10_routed\ttop_law_unrouted\ttop_law_routed\tlaw_first_routed\tlaw_top3_routed\n",
+        "question\tmode\trecall10_unrouted\trecall10_routed\ttop_law_unrouted\ttop_law_routed\tlaw_first_routed\tlaw_top3_routed\trecall10_learned\ttop_law_learned\n",
     );
+    let mut learned_md = String::new();
     let mut fitted = Vec::new();
     for &mode in modes {
         let options = SearchOptions {
@@ -261,6 +302,92 @@ pub fn run(
             texts.len(),
             started.elapsed().as_secs_f64()
         );
+        let learned: Option<(Vec<Vec<FederalHit>>, Vec<RoutingWeights>)> =
+            match (learning, learned_law, &learned_index) {
+                (AmongLearning::PerFold { folds, shrink }, Some(law), Some(law_index)) => {
+                    let started = Instant::now();
+                    let among_questions = among_questions(&among, &features, texts, &gold, vector);
+                    let labelled: Vec<Labelled> = (0..texts.len())
+                        .map(|q| {
+                            let sections = gold.sections[q]
+                                .iter()
+                                .filter(|&&(l, _)| l == law as u32)
+                                .map(|&(_, s)| s)
+                                .collect();
+                            Labelled::new(&texts[q], sections, &|t| law_index.bm25().query_terms(t))
+                        })
+                        .collect();
+                    let model_vectors = among
+                        .model()
+                        .zip(vectors.as_deref())
+                        .filter(|_| mode != Mode::Bm25)
+                        .map(|(model, vectors)| ModelVectors { model, vectors });
+                    let across = match across {
+                        Some(path) => {
+                            let (questions, _) = crate::cmd::eval::read_questions(path)?;
+                            let texts: Vec<String> = questions.iter().map(|q| q.text()).collect();
+                            let vectors = match model_vectors {
+                                Some(v) => Some(embed(v.model)?),
+                                None => None,
+                            };
+                            Some((questions, texts, vectors))
+                        }
+                        None => None,
+                    };
+                    let across = match &across {
+                        Some((questions, texts, vectors)) => across_questions(
+                            &among,
+                            &all,
+                            questions,
+                            texts,
+                            vectors.as_deref(),
+                            &options,
+                        )?,
+                        None => Vec::new(),
+                    };
+                    let held = learned::cross_validate(
+                        &among,
+                        law as u32,
+                        &laws[law].0,
+                        &among_questions,
+                        &labelled,
+                        &across,
+                        model_vectors,
+                        folds,
+                        seed,
+                        weights,
+                        shrink,
+                        100,
+                        &mut |f| eprintln!("{mode}: learned across laws, fold {f} of {folds}"),
+                    );
+                    eprintln!(
+                        "{mode}: learning cross-validated in {:.1} s",
+                        started.elapsed().as_secs_f64()
+                    );
+                    Some((held.rankings.into_iter().map(top).collect(), held.weights))
+                }
+                (AmongLearning::Folder, _, _) => folder_learned.as_ref().map(|l| {
+                    let rankings = texts
+                        .iter()
+                        .enumerate()
+                        .map(|(q, text)| {
+                            let mut f = features[q].clone();
+                            among.add_learned(
+                                &mut f,
+                                text,
+                                vector(q),
+                                l.law,
+                                &l.learning,
+                                &|_| false,
+                                &[],
+                            );
+                            top(routing::routed(&f, &l.weights, 100))
+                        })
+                        .collect();
+                    (rankings, vec![l.weights])
+                }),
+                _ => None,
+            };
         let alone_cell = match &alone {
             Some(alone) => {
                 let own = own.expect("alone has a law") as u32;
@@ -341,18 +468,99 @@ pub fn run(
             laws.get(l as usize)
                 .map_or("-", |(law, _)| law.abbreviation.as_str())
         };
+        let learned_judged = match &learned {
+            Some((rankings, fold_weights)) => {
+                let top10: Vec<Vec<FederalHit>> = rankings
+                    .iter()
+                    .map(|r| r[..r.len().min(10)].to_vec())
+                    .collect();
+                let l = judge(&top10, &gold);
+                let (l_lo, l_hi) = ci(&l.recall)?;
+                let p = paired_permutation_test(
+                    &defined(&r.recall),
+                    &defined(&l.recall),
+                    rounds,
+                    seed,
+                )?
+                .p_value;
+                let at100 = |rankings: &[Vec<FederalHit>]| {
+                    let recalls: Vec<Option<f64>> = rankings
+                        .iter()
+                        .enumerate()
+                        .map(|(q, hits)| {
+                            let ranking: Vec<(u32, u32)> =
+                                hits.iter().map(|h| (h.law, h.section)).collect();
+                            recall_at(&ranking, &gold.sections[q], 100)
+                        })
+                        .collect();
+                    mean(&recalls)
+                };
+                let routed100: Vec<Vec<FederalHit>> = features
+                    .iter()
+                    .map(|f| top(routing::routed(f, &weights, 100)))
+                    .collect();
+                let helped = l
+                    .recall
+                    .iter()
+                    .zip(&r.recall)
+                    .filter(|(a, b)| a > b)
+                    .count();
+                let hurt = l
+                    .recall
+                    .iter()
+                    .zip(&r.recall)
+                    .filter(|(a, b)| a < b)
+                    .count();
+                learned_md.push_str(&format!(
+                    "| {mode} | {:.4} | {:.4} [{l_lo:.4}, {l_hi:.4}] | {:+.4}, {p:.4} | {helped} / {hurt} | {:.1} % → {:.1} % | {:.4} → {:.4} | {} |\n",
+                    mean(&r.recall),
+                    mean(&l.recall),
+                    mean(&l.recall) - mean(&r.recall),
+                    share(&r.law_first),
+                    share(&l.law_first),
+                    at100(&routed100),
+                    at100(rankings),
+                    fold_weights
+                        .iter()
+                        .map(|w| format!("({}, {}, {})", w.prior, w.vote_lexical, w.vote_dense))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ));
+                Some(l)
+            }
+            None => None,
+        };
         for q in 0..texts.len() {
             let cell = |v: Option<f64>| v.map_or("".to_string(), |v| format!("{v:.4}"));
             per_question.push_str(&format!(
-                "{q}\t{mode}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                "{q}\t{mode}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
                 cell(u.recall[q]),
                 cell(r.recall[q]),
                 name(u.top_law[q]),
                 name(r.top_law[q]),
                 r.law_first[q],
-                r.law_top3[q]
+                r.law_top3[q],
+                learned_judged
+                    .as_ref()
+                    .map_or(String::new(), |l| cell(l.recall[q])),
+                learned_judged.as_ref().map_or("", |l| name(l.top_law[q])),
             ));
         }
+    }
+    if !learned_md.is_empty() {
+        markdown.push_str(&format!(
+            "\n## Routed with what was learned from questions\n\n{}\n\n| mode | routed | routed + learned [95 % CI] | Δ, p | helped / hurt | law first (routed → learned) | R@100 routed → learned | learned weights (prior, lexical vote, dense vote) |\n|---|---|---|---|---|---|---|---|\n{learned_md}",
+            match learning {
+                AmongLearning::PerFold { folds, shrink } => format!(
+                    "{folds}-fold cross-validation (seed {seed}): per fold the precedents, the prior and the learned signals' routing weights come from the other folds only (weights × {shrink} after fitting{}), and the fold is ranked with them; the other routing weights as above.",
+                    across.map_or(String::new(), |a| format!(
+                        "; fit with {} as a group of equal weight",
+                        a.display()
+                    ))
+                ),
+                _ => "The folder's learned file and the routing weights `paragraf learn` fit with it; these questions are not among those it learned from.".to_string(),
+            }
+        ));
     }
     for (mode, w) in &fitted {
         markdown.push_str(&format!(
@@ -364,6 +572,119 @@ pub fn run(
         markdown,
         per_question,
     })
+}
+
+/// The questions as learning across laws takes them: their routing features before learning, vectors and gold
+/// documents.
+fn among_questions<'a>(
+    among: &FederalIndex,
+    features: &[Vec<Features>],
+    texts: &'a [String],
+    gold: &LawGold,
+    vector: impl Fn(usize) -> Option<&'a [f32]>,
+) -> Vec<AmongQuestion<'a>> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(q, text)| AmongQuestion {
+            text,
+            vector: vector(q),
+            features: features[q].clone(),
+            gold: gold.sections[q]
+                .iter()
+                .filter_map(|&(l, s)| among.doc_of(l, s))
+                .collect(),
+        })
+        .collect()
+}
+
+/// Questions across laws (gold naming their laws) as learning across laws takes them: searched among `among`
+/// (first stage in `options.mode`, routing features) with their gold documents; what cannot be placed is named
+/// and counted as a miss.
+pub fn across_questions<'a>(
+    among: &FederalIndex,
+    laws: &[&Law],
+    questions: &[Question],
+    texts: &'a [String],
+    vectors: Option<&'a [Vec<f32>]>,
+    options: &SearchOptions,
+) -> Result<Vec<AmongQuestion<'a>>> {
+    let gold = LawGold::map(laws, None, questions);
+    for warning in &gold.warnings {
+        eprintln!("warning: questions across laws: {warning}");
+    }
+    let features: Vec<Vec<Features>> = texts
+        .iter()
+        .enumerate()
+        .map(|(q, text)| {
+            let vector = vectors.map(|v| v[q].as_slice());
+            let first = among.first_stage(text, vector, options)?;
+            Ok(among.routing_features(&first, text))
+        })
+        .collect::<Result<_>>()?;
+    Ok(among_questions(among, &features, texts, &gold, |q| {
+        vectors.map(|v| v[q].as_slice())
+    }))
+}
+
+/// The learned file of the folder `source` (when it is a bundle folder that has one, with routing weights), for
+/// its law among `laws`; refuses questions it learned from.
+fn folder_learning(
+    source: &Path,
+    laws: &[(Law, Option<StrategyBundle>)],
+    questions: &[Question],
+    texts: &[String],
+) -> Result<Option<LearnedLaw>> {
+    if !source.join(MANIFEST).is_file() {
+        return Ok(None);
+    }
+    let manifest = paragraf_bundler::manifest::load_or_new(source)?;
+    let Some(entry) = &manifest.learned else {
+        eprintln!(
+            "{} has no learned file: ranked without learning",
+            source.display()
+        );
+        return Ok(None);
+    };
+    let Some(routing) = entry.routing else {
+        anyhow::bail!(
+            "{} has a learned file for {} but no routing weights for its laws: learn again with `paragraf learn --bundles {}`",
+            source.display(),
+            entry.law,
+            source.display()
+        );
+    };
+    let law = laws
+        .iter()
+        .position(|(l, _)| l.abbreviation == entry.law)
+        .with_context(|| format!("{} lists no law {}", source.display(), entry.law))?;
+    let learning =
+        crate::cmd::learn::read_learned(source, &manifest, &laws[law].0)?.with_context(|| {
+            format!(
+                "{}: the learned file is not for {}",
+                source.display(),
+                entry.law
+            )
+        })?;
+    let known = texts
+        .iter()
+        .zip(questions)
+        .filter(|(t, q)| {
+            learning.knows(question_hash(t)) || learning.knows(question_hash(&q.text()))
+        })
+        .count();
+    if known > 0 {
+        refuse!(
+            "{known} of the {} questions are among those {}'s learned file learned from: scoring them would flatter learning. Evaluate other questions, pass --no-learning, or --learn-per-fold",
+            questions.len(),
+            source.display()
+        );
+    }
+    Ok(Some(LearnedLaw {
+        law: law as u32,
+        learning,
+        weights: routing.weights,
+    }))
 }
 
 /// Mean over the questions with gold.

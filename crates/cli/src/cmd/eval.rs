@@ -10,7 +10,7 @@
 //! [`paragraf_core::eval`]; this module reads the files, embeds the questions, shows progress and renders.
 
 use crate::cmd::chart::{bar_chart, Bar};
-use crate::cmd::distractors::Routing;
+use crate::cmd::distractors::{AmongLearning, Routing};
 use crate::cmd::library::{refuse, Refusal};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
@@ -145,6 +145,11 @@ pub struct EvalArgs {
     /// With --among: route with these weights (JSON, as --fit-routing prints them) instead of the shipped ones.
     #[arg(long, requires = "among", conflicts_with = "fit_routing", value_parser = parse_routing_weights)]
     routing_weights: Option<RoutingWeights>,
+    /// With --among --learn-per-fold: questions across laws (gold naming their laws, e.g.
+    /// `tests/data/lay-questions-federal-tune.json`) that the learned signals' routing weights are also fit on,
+    /// as `paragraf learn --across` does.
+    #[arg(long, requires = "learn_per_fold", value_name = "QUESTIONS")]
+    across: Option<PathBuf>,
 }
 
 fn parse_routing_weights(text: &str) -> Result<RoutingWeights, String> {
@@ -245,6 +250,15 @@ fn eval_among(args: &EvalArgs, among: &Path, questions: &[Question]) -> Result<(
             (false, Some(weights)) => Routing::Given(weights),
             (false, None) => Routing::Given(RoutingWeights::DEFAULT),
         },
+        match (args.learn_per_fold, args.no_learning) {
+            (true, _) => AmongLearning::PerFold {
+                folds: args.folds,
+                shrink: crate::cmd::learn::DEFAULT_SHRINK,
+            },
+            (false, true) => AmongLearning::Off,
+            (false, false) => AmongLearning::Folder,
+        },
+        args.across.as_deref(),
     )?;
     let out = report_dir(args)?;
     paragraf_fs::write_atomic(&out.join("distractors.md"), measured.markdown.as_bytes())?;

@@ -14,16 +14,20 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use paragraf_core::engine::{first_stages, LawIndex, Mode, StrategyIndex};
+use paragraf_core::engine::{first_stages, LawIndex, Mode, SearchOptions, StrategyIndex};
 use paragraf_core::eval::metrics::{recall_at, reciprocal_rank_at};
 use paragraf_core::eval::stats::{bootstrap_ci, holm, paired_permutation_test};
 use paragraf_core::eval::Question;
+use paragraf_core::federal::learned::AmongQuestion;
+use paragraf_core::federal::routing::{self, RoutingWeights};
+use paragraf_core::federal::FederalIndex;
 use paragraf_core::learning::fit::{cross_validate, learn, HeldOut, Labelled, ModelVectors, Run};
 use paragraf_core::learning::{
     question_hash, CvFigures, LearnedFile, Provenance, Weights, GERLAYQA_LICENCE,
 };
-use paragraf_core::manifest::{FileEntry, LearnedEntry, Manifest};
+use paragraf_core::manifest::{FileEntry, LearnedEntry, LearnedRouting, Manifest};
 use paragraf_core::search::fusion::{reciprocal_rank_fusion, Ranked, DEFAULT_RRF_K};
+use paragraf_core::search::Hit;
 use paragraf_core::strategy::parse_strategy_list;
 use paragraf_core::Law;
 
@@ -61,6 +65,13 @@ pub struct LearnArgs {
     /// a cautious ranker for questions unlike the training set (the cross-validation measures the same factor).
     #[arg(long, default_value_t = DEFAULT_SHRINK)]
     shrink: f32,
+    /// In a folder of many laws: questions across laws (gold naming their laws, e.g.
+    /// `tests/data/lay-questions-federal-tune.json`) whose ranking the learned signals must not spoil. The
+    /// routing weights of the learned signals are fit on them and on the learned questions, each half the
+    /// objective; without them nothing learned is used across laws (questions of one law alone teach routing
+    /// that every question is that law's).
+    #[arg(long, value_name = "QUESTIONS")]
+    across: Option<PathBuf>,
     #[command(flatten)]
     encoder: QuestionEncoder,
 }
@@ -488,8 +499,29 @@ pub fn run(args: LearnArgs) -> Result<()> {
     for (ranker, row) in file.rankers.iter_mut().zip(&rows) {
         ranker.cv = row.figures;
     }
+    let routing = match (manifest.laws.len() > 1, &args.across) {
+        (true, Some(across)) => Some(learn_routing(
+            &args,
+            across,
+            &file,
+            &index.law,
+            &prepared,
+            model_vectors,
+        )?),
+        (true, None) => {
+            println!("Not learned across the folder's {} laws: that needs --across <questions across laws> (e.g. tests/data/lay-questions-federal-tune.json), since questions of one law alone teach routing that every question is that law's. {} alone ranks with what was learned.", manifest.laws.len(), index.law.abbreviation);
+            None
+        }
+        (false, _) => None,
+    };
     let bytes = file.to_bytes();
-    let written = write_learned(&args.bundles, &index.law.abbreviation, &file, &bytes)?;
+    let written = write_learned(
+        &args.bundles,
+        &index.law.abbreviation,
+        &file,
+        &bytes,
+        routing,
+    )?;
     let md = cv_markdown(&rows, folds, args.seed, 2_000)?;
     print!("{md}");
     println!(
@@ -505,8 +537,172 @@ pub fn run(args: LearnArgs) -> Result<()> {
     Ok(())
 }
 
+/// In a folder of many laws: the routing weights of `file`'s signals when all its laws are searched as one
+/// ([`paragraf_core::federal::learned`]), cross-validated (printed, and kept as the figures), then fit on every
+/// question. Ranks hybrid when the laws have `section` vectors, else BM25.
+fn learn_routing(
+    args: &LearnArgs,
+    across: &Path,
+    file: &LearnedFile,
+    law: &Law,
+    prepared: &Prepared,
+    vectors: Option<ModelVectors>,
+) -> Result<LearnedRouting> {
+    let laws = crate::cmd::distractors::load(&args.bundles)?;
+    let own = laws
+        .iter()
+        .position(|(l, _)| l.abbreviation == law.abbreviation)
+        .context("the learned law is among the folder's laws")? as u32;
+    let started = std::time::Instant::now();
+    let among = FederalIndex::new(&crate::cmd::distractors::parts(&laws))?;
+    eprintln!(
+        "indexed {} sections of {} laws as one in {:.1} s",
+        among.len(),
+        laws.len(),
+        started.elapsed().as_secs_f64()
+    );
+    // The index's model may differ from the strategies learned for (or there are none): embed for it.
+    let embedded;
+    let vectors = match (among.model(), vectors) {
+        (None, _) => None,
+        (Some(model), Some(v)) if v.model == model => Some(v),
+        (Some(model), _) => {
+            embedded = embed_questions(&prepared.texts, &args.encoder, Some(model))?.0;
+            Some(ModelVectors {
+                model,
+                vectors: &embedded,
+            })
+        }
+    };
+    let options = SearchOptions {
+        mode: if vectors.is_some() {
+            Mode::Hybrid
+        } else {
+            Mode::Bm25
+        },
+        citations_first: false,
+        route_laws: false,
+        ..SearchOptions::default()
+    };
+    let vector = |q: usize| vectors.map(|v| v.vectors[q].as_slice());
+    let questions: Vec<AmongQuestion> = prepared
+        .texts
+        .iter()
+        .enumerate()
+        .map(|(q, text)| {
+            let first = among.first_stage(text, vector(q), &options)?;
+            Ok(AmongQuestion {
+                text,
+                vector: vector(q),
+                features: among.routing_features(&first, text),
+                gold: prepared.labelled[q]
+                    .gold
+                    .iter()
+                    .filter_map(|&s| among.doc_of(own, s))
+                    .collect(),
+            })
+        })
+        .collect::<Result<_>>()?;
+    eprintln!(
+        "searched {} questions among {} laws ({}) in {:.1} s",
+        questions.len(),
+        laws.len(),
+        options.mode,
+        started.elapsed().as_secs_f64()
+    );
+    let (across_questions, _) = read_questions(across)?;
+    let across_texts: Vec<String> = across_questions.iter().map(|q| q.text()).collect();
+    let across_vectors = match vectors {
+        Some(v) => Some(embed_questions(&across_texts, &args.encoder, Some(v.model))?.0),
+        None => None,
+    };
+    let all: Vec<&Law> = laws.iter().map(|(l, _)| l).collect();
+    let across = crate::cmd::distractors::across_questions(
+        &among,
+        &all,
+        &across_questions,
+        &across_texts,
+        across_vectors.as_deref(),
+        &options,
+    )?;
+    // Scored as `paragraf eval` scores: gold ids not in the law (or without text) are misses.
+    let scored = |q: usize, ranking: &[Hit], k: usize| -> f64 {
+        let docs: Vec<u32> = ranking.iter().map(|h| h.index).collect();
+        let misses = prepared.scored_gold[q].len() - questions[q].gold.len();
+        let mut gold = questions[q].gold.clone();
+        gold.extend((0..misses as u32).map(|i| u32::MAX - i));
+        recall_at(&docs, &gold, k).unwrap_or(0.0)
+    };
+    let folds = args.folds as usize;
+    let held = paragraf_core::federal::learned::cross_validate(
+        &among,
+        own,
+        law,
+        &questions,
+        &prepared.labelled,
+        &across,
+        vectors,
+        folds,
+        args.seed,
+        RoutingWeights::DEFAULT,
+        args.shrink,
+        100,
+        &mut |f| eprintln!("routing across laws: fold {f} of {folds} learned"),
+    );
+    let without: Vec<Vec<Hit>> = questions
+        .iter()
+        .map(|q| routing::routed(&q.features, &RoutingWeights::DEFAULT, 100))
+        .collect();
+    let mean_at = |rankings: &[Vec<Hit>], k: usize| {
+        (0..questions.len())
+            .map(|q| scored(q, &rankings[q], k))
+            .sum::<f64>()
+            / questions.len().max(1) as f64
+    };
+    let cv = CvFigures {
+        folds: folds as u32,
+        questions: questions.len() as u32,
+        recall10_without: mean_at(&without, 10),
+        recall10_with: mean_at(&held.rankings, 10),
+        recall100_without: mean_at(&without, 100),
+        recall100_with: mean_at(&held.rankings, 100),
+    };
+    let (learning, _) = file.clone().resolve(law)?;
+    let members: Vec<usize> = (0..questions.len()).collect();
+    let weights = paragraf_core::federal::learned::fit(
+        &among,
+        own,
+        &learning,
+        &questions,
+        &prepared.labelled,
+        &members,
+        &across,
+        RoutingWeights::DEFAULT,
+        args.shrink,
+    );
+    println!(
+        "Across the folder's {} laws ({}, {folds}-fold cross-validation, held out): Recall@10 routed {:.4} → with learning {:.4}, R@100 {:.4} → {:.4}. Routing weights of the prior and the votes (lexical, dense): {}, {}, {}",
+        laws.len(),
+        options.mode,
+        cv.recall10_without,
+        cv.recall10_with,
+        cv.recall100_without,
+        cv.recall100_with,
+        weights.prior,
+        weights.vote_lexical,
+        weights.vote_dense
+    );
+    Ok(LearnedRouting { weights, cv })
+}
+
 /// Writes the learned file content-hashed, lists it in the manifest and removes the file it replaced.
-fn write_learned(dir: &Path, law: &str, file: &LearnedFile, bytes: &[u8]) -> Result<String> {
+fn write_learned(
+    dir: &Path,
+    law: &str,
+    file: &LearnedFile,
+    bytes: &[u8],
+    routing: Option<LearnedRouting>,
+) -> Result<String> {
     let sha256 = paragraf_core::manifest::sha256_hex(bytes);
     let name = format!("learned.{}.pgb", &sha256[..16]);
     let path = paragraf_fs::join_name(dir, &name)?;
@@ -523,6 +719,7 @@ fn write_learned(dir: &Path, law: &str, file: &LearnedFile, bytes: &[u8]) -> Res
             bytes: bytes.len() as u64,
             sha256,
         },
+        routing,
     });
     paragraf_bundler::manifest::save(&mut manifest, dir)?;
     if let Some(old) = replaced.filter(|old| old.file.file != name) {

@@ -17,7 +17,7 @@ use paragraf_core::api;
 use paragraf_core::bundle::StrategyBundle;
 use paragraf_core::engine::{self, LawIndex, Mode, SearchOptions, SectionHit, StrategyIndex};
 use paragraf_core::expansion::ThesaurusFile;
-use paragraf_core::federal::{FederalIndex, FederalLaw, SECTION_STRATEGY};
+use paragraf_core::federal::{FederalIndex, FederalLaw, LearnedLaw, SECTION_STRATEGY};
 use paragraf_core::finder::LawNames;
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 use paragraf_core::results::{
@@ -633,8 +633,12 @@ impl Library {
                             sections: index.as_ref().map(|i| &i.bundle),
                         })
                         .collect();
-                    let index =
-                        Arc::new(FederalIndex::new(&parts).map_err(|e| Refusal(e.to_string()))?);
+                    let mut index =
+                        FederalIndex::new(&parts).map_err(|e| Refusal(e.to_string()))?;
+                    if let Some(learned) = self.learned_across(&loaded) {
+                        index = index.with_learning(learned);
+                    }
+                    let index = Arc::new(index);
                     eprintln!(
                         "indexed {} sections of {} laws as one in {:.0} ms",
                         index.len(),
@@ -659,7 +663,7 @@ impl Library {
                     score: hit.score,
                     cited: false,
                     units: Vec::new(),
-                    precedents: 0,
+                    precedents: hit.precedents,
                 };
                 results::section_result(
                     &law.index.law,
@@ -679,11 +683,39 @@ impl Library {
             model: model.filter(|_| vector.is_some()),
             laws,
             expansions: Vec::new(),
-            learned: None,
+            learned: index
+                .learned()
+                .filter(|_| options.route_laws && options.learning)
+                .map(|l| (&l.learning.provenance).into()),
             by_law: LawCount::of(&hits),
             routed: options.route_laws,
             named_law,
             hits,
+        })
+    }
+
+    /// What was learned for one of `loaded` (its learned file read with the law), with the routing weights
+    /// `paragraf learn` fit for it across the folder's laws; `None` without them (an older learned file
+    /// learned for one law is not used across laws: its weights know nothing of the others).
+    fn learned_across(
+        &self,
+        loaded: &[(Arc<LoadedLaw>, Option<Arc<StrategyIndex>>)],
+    ) -> Option<LearnedLaw> {
+        let entry = self.manifest.learned.as_ref()?;
+        let law = loaded.iter().position(|(l, _)| l.entry.law == entry.law)?;
+        let learning = loaded[law].0.index.learning()?.clone();
+        let Some(routing) = entry.routing else {
+            eprintln!(
+                "warning: the learned file of {} has no routing weights across laws: searching across laws without it (learn again with `paragraf learn --bundles {}`)",
+                entry.law,
+                self.dir.display()
+            );
+            return None;
+        };
+        Some(LearnedLaw {
+            law: law as u32,
+            learning,
+            weights: routing.weights,
         })
     }
 

@@ -223,6 +223,13 @@ pub fn render(results: &SearchResults, terminal: bool) -> String {
         };
         let _ = writeln!(out, "laws: {}  ({routed})\n", counts.join(" · "));
     }
+    if let Some(learned) = &results.learned {
+        let _ = writeln!(
+            out,
+            "ranked with what was learned from {} questions ({}; {})  [--no-learning to compare]\n",
+            learned.questions, learned.source, learned.licence
+        );
+    }
     if let Some(named) = &results.named_law {
         let _ = writeln!(
             out,
@@ -247,6 +254,13 @@ pub fn render(results: &SearchResults, terminal: bool) -> String {
         );
         if !hit.breadcrumb.is_empty() {
             let _ = writeln!(out, "    {}", hit.breadcrumb);
+        }
+        if hit.precedents > 0 {
+            let _ = writeln!(
+                out,
+                "    {} of the most similar past questions led here",
+                hit.precedents
+            );
         }
         let _ = writeln!(out, "    {}", excerpt_text(&hit.excerpt, terminal));
         let _ = writeln!(out, "    {}\n", hit.url);

@@ -485,6 +485,7 @@ impl FederalHead {
             bm25,
             vectors,
             router: _,
+            learned: _,
         } = FederalIndex::new(laws)?;
         let mut law_starts = Vec::with_capacity(laws.len() + 1);
         for l in 0..laws.len() as u32 {
@@ -769,6 +770,7 @@ impl FederalHead {
                     section: self.docs[h.index as usize].section,
                     doc: h.index,
                     score: h.score,
+                    precedents: 0,
                 })
                 .collect(),
             mode,

@@ -7,12 +7,16 @@
 //! matrix, and fuses the two lists as [`crate::engine::search`] does for one law (same defaults). Laws built
 //! without a `section` bundle are searched lexically only. That first stage's ranking is then re-ranked by
 //! law routing ([`routing`]: which law the question belongs to) unless [`SearchOptions::route_laws`] is off.
+//! A law with questions learned from ([`crate::learning`], the BGB with GerLayQA) adds its demand prior and the
+//! votes of similar past questions to routing ([`FederalIndex::with_learning`]); their weights are fit across
+//! laws, since the law's own ranker knows nothing of the others.
 //! Query expansion and the citation graph stay per law (their tables are the law's own) and are not applied
 //! here.
 
 use crate::bundle::{StrategyBundle, VectorStore};
 use crate::engine::{check_bundle, section_document, EngineError, Mode, SearchOptions};
 use crate::law::Law;
+use crate::learning::{self, Learning, Neighbours};
 use crate::search::bm25::{Bm25Index, Bm25Params};
 use crate::search::exact::top_rows;
 use crate::search::fusion::{reciprocal_rank_fusion, Ranked};
@@ -20,6 +24,7 @@ use crate::search::Hit;
 use crate::vectors::Int8Vectors;
 
 pub mod files;
+pub mod learned;
 pub mod routing;
 
 use routing::{Router, RoutingWeights, ROUTING_DEPTH};
@@ -46,6 +51,20 @@ pub struct FederalHit {
     pub doc: u32,
     /// BM25 score, cosine or fused reciprocal-rank score, as the mode gives.
     pub score: f32,
+    /// How many of the most similar past questions had this section as gold (0 without learning).
+    pub precedents: u32,
+}
+
+/// What was learned from past questions for one law of a [`FederalIndex`], with the routing weights fit with
+/// it across laws (`paragraf learn` on a folder of many laws).
+#[derive(Clone, Debug)]
+pub struct LearnedLaw {
+    /// The law (index in the list the index was built from).
+    pub law: u32,
+    /// What was learned for it.
+    pub learning: Learning,
+    /// Routing weights with the learned signals' weights.
+    pub weights: RoutingWeights,
 }
 
 /// Every active section of many laws, searchable as one (see the module docs).
@@ -56,6 +75,7 @@ pub struct FederalIndex {
     /// Section vectors (laws with a `section` bundle), and the document each row belongs to.
     vectors: Option<(VectorStore, Vec<u32>, String)>,
     router: Router,
+    learned: Option<LearnedLaw>,
 }
 
 /// The first stage of a search across laws: the fused ranking [`ROUTING_DEPTH`] deep, before routing.
@@ -142,7 +162,20 @@ impl FederalIndex {
             bm25,
             vectors: rows.map(|(v, owners, model)| (VectorStore::Int8(v), owners, model)),
             router: Router::new(&all, routing::law_signals(&all)),
+            learned: None,
         })
+    }
+
+    /// The index routing with what was learned for one of its laws (unless [`SearchOptions::learning`] is
+    /// off): its prior and votes join the routing features, ranked with `learned.weights`.
+    pub fn with_learning(mut self, learned: LearnedLaw) -> Self {
+        self.learned = Some(learned);
+        self
+    }
+
+    /// What was learned for one of the laws, if anything.
+    pub fn learned(&self) -> Option<&LearnedLaw> {
+        self.learned.as_ref()
     }
 
     /// The law routing over the indexed laws.
@@ -165,6 +198,11 @@ impl FederalIndex {
         self.docs.is_empty()
     }
 
+    /// `text` analysed as the index analyses queries (what precedents' terms are made of for a learned law).
+    pub fn query_terms(&self, text: &str) -> Vec<String> {
+        self.bm25.query_terms(text)
+    }
+
     /// The model of the section vectors, when any law brought some.
     pub fn model(&self) -> Option<&str> {
         self.vectors.as_ref().map(|(_, _, m)| m.as_str())
@@ -172,7 +210,9 @@ impl FederalIndex {
 
     /// The best `options.section_k` sections for `text` (and `vector`, the question embedded with
     /// [`FederalIndex::model`]) in `options.mode`, routed by law with [`RoutingWeights::DEFAULT`] unless
-    /// `options.route_laws` is off; BM25 when there is no vector. The mode that ran comes back.
+    /// `options.route_laws` is off — or, with a learned law ([`FederalIndex::with_learning`]) and
+    /// `options.learning` on, with its signals and weights; BM25 when there is no vector. The mode that ran
+    /// comes back.
     pub fn search(
         &self,
         text: &str,
@@ -184,8 +224,82 @@ impl FederalIndex {
             return Ok((self.hits(ranking), mode));
         }
         let first = self.first_stage(text, vector, options)?;
-        let routed = self.route(&first, text, &RoutingWeights::DEFAULT, options.section_k);
-        Ok((routed, first.mode))
+        let mut features = self.routing_features(&first, text);
+        let Some(learned) = self.learned.as_ref().filter(|_| options.learning) else {
+            let routed = routing::routed(&features, &RoutingWeights::DEFAULT, options.section_k);
+            return Ok((self.hits(routed), first.mode));
+        };
+        let neighbours = self.add_learned(
+            &mut features,
+            text,
+            vector,
+            learned.law,
+            &learned.learning,
+            &|_| false,
+            &[],
+        );
+        let mut hits = self.hits(routing::routed(
+            &features,
+            &learned.weights,
+            options.section_k,
+        ));
+        let counts = learned.learning.precedent_counts(&neighbours, &|s| {
+            hits.iter().any(|h| h.law == learned.law && h.section == s)
+        });
+        for h in hits.iter_mut().filter(|h| h.law == learned.law) {
+            h.precedents = counts.get(&h.section).copied().unwrap_or(0);
+        }
+        Ok((hits, first.mode))
+    }
+
+    /// Adds what `learning` (learned for law `law`) says about `text` to routing `features`: each of the law's
+    /// candidates gets its demand prior (`ln(1 + count)` scaled to 0..1) and the votes of the most similar
+    /// past questions; sections voted for or most asked about that the first stage missed join as candidates.
+    /// `skip` leaves precedents out and `own` is taken out of the prior (a training question scored against the
+    /// others). The query's terms are analysed by the index across laws (the same stems as the law's own).
+    /// Returns the neighbours that voted.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_learned(
+        &self,
+        features: &mut Vec<routing::Features>,
+        text: &str,
+        vector: Option<&[f32]>,
+        law: u32,
+        learning: &Learning,
+        skip: &dyn Fn(usize) -> bool,
+        own: &[u32],
+    ) -> Neighbours {
+        let terms = learning.term_ids(&self.query_terms(text));
+        let neighbours = learning.neighbours(&terms, self.model().zip(vector), skip);
+        let first = learning::FirstStage {
+            lexical: &[],
+            dense: None,
+        };
+        let max = (learning.max_count() as f32).ln_1p();
+        let mut at: std::collections::HashMap<u32, usize> = features
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.doc, i))
+            .collect();
+        let query = self.router.ask(text);
+        for signal in learning.features(first, &neighbours, own) {
+            let Some(doc) = self.doc_of(law, signal.section) else {
+                continue;
+            };
+            let i = *at.entry(doc).or_insert_with(|| {
+                features.push(self.router.law_features(doc, law, &query));
+                features.len() - 1
+            });
+            let f = &mut features[i];
+            f.prior = if max > 0.0 {
+                (signal.count as f32).ln_1p() / max
+            } else {
+                0.0
+            };
+            f.vote_lexical = signal.vote_lexical;
+            f.vote_dense = signal.vote_dense;
+        }
+        neighbours
     }
 
     /// The first stage's fused ranking, [`ROUTING_DEPTH`] deep (what [`FederalIndex::route`] re-ranks).
@@ -247,6 +361,7 @@ impl FederalIndex {
                     section,
                     doc: h.index,
                     score: h.score,
+                    precedents: 0,
                 }
             })
             .collect()
@@ -603,6 +718,124 @@ mod tests {
             index.route(&first, question, &fitted, 1)[0].doc,
             index.doc_of(0, 0).unwrap()
         );
+    }
+
+    #[test]
+    fn learned_questions_of_one_law_route_across_laws_and_are_cross_validated() {
+        use crate::learning::fit::{assemble, Labelled};
+        use crate::learning::Provenance;
+        // The question's word is an ordinance's; the code's section says it in other words.
+        let bgb = law(
+            "BGB",
+            &[
+                "Der Vermieter hat die Mietsicherheit nach dem Ende des Mietverhältnisses zurückzugewähren.",
+                "Der Mieter zahlt die Miete monatlich.",
+            ],
+        );
+        let vermittler = law(
+            "WoVermRG",
+            &["Eine Kaution darf der Wohnungsvermittler nicht verlangen, keine Kaution."],
+        );
+        let laws = [&bgb, &vermittler];
+        let index = FederalIndex::new(&laws.map(|law| FederalLaw {
+            law,
+            sections: None,
+        }))
+        .unwrap();
+        let options = SearchOptions {
+            mode: Mode::Bm25,
+            ..SearchOptions::default()
+        };
+        let question = "Bekomme ich meine Kaution zurück?";
+        let (routed, _) = index.search(question, None, &options).unwrap();
+        assert_eq!(
+            routed[0].law, 1,
+            "without learning the ordinance comes first"
+        );
+        assert!(routed.iter().all(|h| h.precedents == 0));
+
+        // Past questions about the deposit, all answered by § 1 BGB.
+        let texts = [
+            "Vermieter zahlt Kaution nicht zurück",
+            "Wann bekomme ich die Kaution nach dem Auszug?",
+            "Kaution einbehalten wegen Schäden?",
+            "Kaution Zinsen zurück",
+        ];
+        let labelled: Vec<Labelled> = texts
+            .iter()
+            .map(|t| Labelled::new(t, vec![0], &|t| index.query_terms(t)))
+            .collect();
+        let members: Vec<usize> = (0..texts.len()).collect();
+        let provenance = Provenance {
+            source: "test".into(),
+            file_sha256: String::new(),
+            questions: 4,
+            skipped: 0,
+            date: String::new(),
+            licence: String::new(),
+        };
+        let file = assemble(&bgb, "", provenance, &labelled, &members, None);
+        let (learning, _) = file.resolve(&bgb).unwrap();
+        let among: Vec<learned::AmongQuestion> = texts
+            .iter()
+            .map(|t| {
+                let first = index.first_stage(t, None, &options).unwrap();
+                learned::AmongQuestion {
+                    text: t,
+                    vector: None,
+                    features: index.routing_features(&first, t),
+                    gold: vec![index.doc_of(0, 0).unwrap()],
+                }
+            })
+            .collect();
+        // Fit with each question left out of its own vote and prior: the votes of the others carry weight.
+        let weights = learned::fit(
+            &index,
+            0,
+            &learning,
+            &among,
+            &labelled,
+            &members,
+            &[],
+            RoutingWeights::DEFAULT,
+            1.0,
+        );
+        assert!(weights.prior + weights.vote_lexical > 0.0, "{weights:?}");
+        assert_eq!(weights.shrunk(0.5).vote_lexical, weights.vote_lexical * 0.5);
+        let learned = index.with_learning(LearnedLaw {
+            law: 0,
+            learning,
+            weights,
+        });
+        let (hits, _) = learned.search(question, None, &options).unwrap();
+        assert_eq!((hits[0].law, hits[0].section), (0, 0));
+        assert_eq!(hits[0].precedents, 4, "every past question had § 1 as gold");
+        // Off: the routed ranking without learning.
+        let off = SearchOptions {
+            learning: false,
+            ..options
+        };
+        assert_eq!(learned.search(question, None, &off).unwrap().0, routed);
+        // Held out, each fold learns from the other: § 1 first for every question.
+        let held = learned::cross_validate(
+            &learned,
+            0,
+            &bgb,
+            &among,
+            &labelled,
+            &[],
+            None,
+            2,
+            7,
+            RoutingWeights::DEFAULT,
+            1.0,
+            10,
+            &mut |_| {},
+        );
+        assert_eq!(held.weights.len(), 2);
+        for ranking in &held.rankings {
+            assert_eq!(ranking[0].index, learned.doc_of(0, 0).unwrap());
+        }
     }
 
     /// Laws as federal index files: the head decoded again, its shards' files, its vectors' file.

@@ -660,6 +660,25 @@ impl Learning {
         .collect()
     }
 
+    /// Per section that `shown` accepts: how many of `neighbours` (each counted once) had it as gold — "12
+    /// ähnliche Fragen führten zu § 573c".
+    pub fn precedent_counts(
+        &self,
+        neighbours: &Neighbours,
+        shown: &dyn Fn(u32) -> bool,
+    ) -> HashMap<u32, u32> {
+        let mut counts: HashMap<u32, u32> = HashMap::new();
+        let mut seen = std::collections::HashSet::new();
+        for &(p, _) in neighbours.lexical.iter().chain(&neighbours.dense) {
+            if seen.insert(p) {
+                for &s in self.gold[p as usize].iter().filter(|&&s| shown(s)) {
+                    *counts.entry(s).or_insert(0) += 1;
+                }
+            }
+        }
+        counts
+    }
+
     /// The learned ranking of one search: `None` when the file has no ranker for the mode.
     pub fn rerank(
         &self,
@@ -674,17 +693,8 @@ impl Learning {
         let neighbours = self.neighbours(&self.term_ids(query_terms), vector, &|_| false);
         let features = self.features(first, &neighbours, &[]);
         let ranking = fit::ranked(&features, &ranker.weights, self.max_count(), k);
-        let mut precedents: HashMap<u32, u32> = HashMap::new();
-        let mut seen = std::collections::HashSet::new();
-        for &(p, _) in neighbours.lexical.iter().chain(&neighbours.dense) {
-            if seen.insert(p) {
-                for &s in &self.gold[p as usize] {
-                    if ranking.iter().any(|h| h.index == s) {
-                        *precedents.entry(s).or_insert(0) += 1;
-                    }
-                }
-            }
-        }
+        let precedents =
+            self.precedent_counts(&neighbours, &|s| ranking.iter().any(|h| h.index == s));
         Some(Reranked {
             ranking,
             precedents,
