@@ -31,6 +31,24 @@ case "$model" in
     ;;
 esac
 
+# Learning from labelled lay questions (`paragraf build --learn-from`, i.e. `paragraf learn` after the build):
+# GerLayQA's dev split when it is there. What is learned inherits GerLayQA's licence (non-commercial research
+# only): it stays in out/bundles, for local research use. PARAGRAF_LEARN_FROM names another question file;
+# PARAGRAF_LEARN_FROM= (empty) turns learning off. Across all laws the learned signals' routing weights are also
+# fit on the project's own cross-law tuning questions (--learn-across).
+learn_from="${PARAGRAF_LEARN_FROM-../shared/eval/gerlayqa/bgb_dev.json}"
+learn=()
+if [[ -n "$learn_from" && -f "$learn_from" && ( -z "$laws" || "$laws" == all ) ]]; then
+  printf '\n==> learning from %s after the build (GerLayQA: non-commercial research use only; kept local in\n' "$learn_from"
+  printf '    out/bundles): which sections lay people ask about, similar past questions, ranking weights; 5-fold\n'
+  printf '    cross-validated first (measured 3 min 48 s for three strategies on 2 cores, release build, question vectors\n'
+  printf '    cached; the first run also embeds the 2,154 questions; across all laws 3 min 11 s more). PARAGRAF_LEARN_FROM= skips it.\n'
+  learn=(--learn-from "$learn_from")
+  [[ -n "$laws" ]] && learn+=(--learn-across tests/data/lay-questions-federal-tune.json)
+else
+  printf '\n==> no labelled questions at %s (or a list of laws without the BGB): the app ranks without learning\n' "${learn_from:-(PARAGRAF_LEARN_FROM empty)}"
+fi
+
 if [[ -n "$laws" ]]; then
   if [[ "$laws" == all && "$strategies" == none ]]; then
     printf '\n==> all 6,877 federal laws without vectors (BM25 only): measured 4 min 51 s on 2 cores, 2.6 GB of memory,\n'
@@ -43,24 +61,10 @@ if [[ -n "$laws" ]]; then
     printf '    killed build resumes from the embedding cache.\n'
   fi
   printf '\n==> building the laws %s (%s, model %s) into out/bundles\n' "$laws" "$strategies" "$model"
-  ./target/debug/paragraf build --laws "$laws" --from "${PARAGRAF_ARCHIVE:-$corpus/gii-federal-2026-04.tar.xz}" --strategies "$strategies" --model "$model" --out out/bundles
+  ./target/debug/paragraf build --laws "$laws" --from "${PARAGRAF_ARCHIVE:-$corpus/gii-federal-2026-04.tar.xz}" --strategies "$strategies" --model "$model" --out out/bundles "${learn[@]}"
 else
   printf '\n==> building the BGB bundles (%s, model %s) into out/bundles\n' "$strategies" "$model"
-  ./target/debug/paragraf build --law BGB --corpus-dir "$corpus" --strategies "$strategies" --model "$model" --out out/bundles
-fi
-
-# Learning from labelled lay questions (`paragraf learn`): GerLayQA's dev split when it is there. What is learned
-# inherits GerLayQA's licence (non-commercial research only): it stays in out/bundles, for local research use.
-# PARAGRAF_LEARN_FROM names another question file; PARAGRAF_LEARN_FROM= (empty) turns learning off.
-learn_from="${PARAGRAF_LEARN_FROM-../shared/eval/gerlayqa/bgb_dev.json}"
-if [[ -z "$laws" && -n "$learn_from" && -f "$learn_from" ]]; then
-  printf '\n==> learning from %s (GerLayQA: non-commercial research use only; kept local in out/bundles):\n' "$learn_from"
-  printf '    which sections lay people ask about, similar past questions, ranking weights; 5-fold cross-validated\n'
-  printf '    first (measured 3 min 48 s for three strategies on 2 cores, release build, question vectors cached; the first run\n'
-  printf '    also embeds the 2,154 questions). PARAGRAF_LEARN_FROM= skips it.\n'
-  ./target/debug/paragraf learn --questions "$learn_from" --bundles out/bundles --law BGB
-elif [[ -z "$laws" ]]; then
-  printf '\n==> no labelled questions at %s: the app ranks without learning\n' "${learn_from:-(PARAGRAF_LEARN_FROM empty)}"
+  ./target/debug/paragraf build --law BGB --corpus-dir "$corpus" --strategies "$strategies" --model "$model" --out out/bundles "${learn[@]}"
 fi
 
 printf '\n==> building the browser app into dist/\n'

@@ -477,17 +477,6 @@ fn learned_questions_join_law_routing_only_with_questions_across_laws() {
         .unwrap();
     }
     let dir = tmp.path().join("laws");
-    run_ok(&[
-        "build",
-        "--laws",
-        "BGB,GG,StGB",
-        "--from",
-        corpus.to_str().unwrap(),
-        "--strategies",
-        "none",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
     let taught = taught_questions(tmp.path());
     let across = tmp.path().join("across.json");
     std::fs::write(&across, ACROSS).unwrap();
@@ -501,17 +490,30 @@ fn learned_questions_join_law_routing_only_with_questions_across_laws() {
         (serde_json::from_slice(&out.stdout).unwrap(), stderr(&out))
     };
 
-    // Without questions across laws, what was learned serves the BGB alone, and both say so.
-    let alone = run_learn(&taught, &dir, &["--law", "BGB", "--folds", "3"]);
-    assert!(alone.status.success(), "{}", stderr(&alone));
+    // The build learns when asked (`paragraf learn` after it); without questions across laws, what was learned
+    // serves the BGB alone, and both say so.
+    let built = run_ok(&[
+        "build",
+        "--laws",
+        "BGB,GG,StGB",
+        "--from",
+        corpus.to_str().unwrap(),
+        "--strategies",
+        "none",
+        "--out",
+        dir.to_str().unwrap(),
+        "--learn-from",
+        taught.to_str().unwrap(),
+    ]);
     assert!(
-        String::from_utf8_lossy(&alone.stdout).contains(
-            "Not learned across the folder's 3 laws: that needs --across <questions across laws>"
-        ),
-        "{}",
-        String::from_utf8_lossy(&alone.stdout)
+        built.contains("learned from 24 questions (GerLayQA; 0 skipped) for BGB")
+            && built.contains(
+                "Not learned across the folder's 3 laws: that needs --across <questions across laws>"
+            ),
+        "{built}"
     );
-    assert!(manifest(&dir).learned.unwrap().routing.is_none());
+    let listed = manifest(&dir).learned.unwrap();
+    assert_eq!((listed.questions, listed.routing), (24, None));
     let (results, err) = search(&[]);
     assert!(results.get("learned").is_none(), "{results}");
     assert!(

@@ -75,6 +75,17 @@ pub struct BuildArgs {
     /// Vector precision of the bundles.
     #[arg(long, value_enum, default_value_t = PrecisionArg::Int8)]
     precision: PrecisionArg,
+    /// After the build, learn from these labelled questions (GerLayQA's format) as `paragraf learn` does, for
+    /// --learn-law. What is learned inherits the questions' licence (GerLayQA: non-commercial research only).
+    #[arg(long, value_name = "QUESTIONS")]
+    learn_from: Option<PathBuf>,
+    /// The law the --learn-from questions are about (default: the law of --law; with --laws the BGB, GerLayQA's).
+    #[arg(long, requires = "learn_from")]
+    learn_law: Option<String>,
+    /// With --laws and --learn-from: questions across laws for the learned signals' routing weights (`paragraf
+    /// learn --across`, e.g. tests/data/lay-questions-federal-tune.json).
+    #[arg(long, requires = "learn_from", value_name = "QUESTIONS")]
+    learn_across: Option<PathBuf>,
     /// Clusters for cluster-* strategies.
     #[arg(long, default_value_t = 1000)]
     clusters: usize,
@@ -141,6 +152,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         None => Some(load_law(&args.law, &args.corpus.corpus_dir)?),
         Some(_) => None,
     };
+    let built_law = single.as_ref().map(|law| law.abbreviation.clone());
     let title = match args.document_title {
         TitleArg::None => DocumentTitle::None,
         TitleArg::FirstLine => {
@@ -283,6 +295,25 @@ pub fn run(args: BuildArgs) -> Result<()> {
     }
     for name in remove_orphans(&args.out, started)? {
         eprintln!("removed {name}: a bundle manifest.json does not list, left by an earlier build that was killed");
+    }
+    if problem.is_none() {
+        if let Some(questions) = &args.learn_from {
+            let law = match (&args.learn_law, built_law) {
+                (Some(law), _) => law.clone(),
+                (None, Some(law)) => law,
+                (None, None) => "BGB".to_string(),
+            };
+            eprintln!("learning from {} for {law}", questions.display());
+            super::learn::run(super::learn::LearnArgs::after_build(
+                questions.clone(),
+                args.out.clone(),
+                law,
+                args.learn_across.clone(),
+                args.model.clone(),
+                args.embedding_cache.clone(),
+            ))
+            .context("learning after the build (--learn-from)")?;
+        }
     }
     println!(
         "embedded {} tokens in {:.1} s ({:.0} tokens/s); total {:.1} s; manifest: {}",

@@ -178,6 +178,17 @@ pub struct QuestionEncoder {
     embedding_cache: Option<PathBuf>,
 }
 
+impl QuestionEncoder {
+    /// Questions embedded with `model` (truncated to 510 tokens), vectors cached in `embedding_cache`.
+    pub fn new(model: Option<ModelChoice>, embedding_cache: Option<PathBuf>) -> QuestionEncoder {
+        QuestionEncoder {
+            long_questions: LongQuestions::Truncate,
+            model,
+            embedding_cache,
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum LongQuestions {
     Truncate,

@@ -33,6 +33,7 @@ use paragraf_core::Law;
 
 use crate::cmd::eval::{embed_questions, read_questions, QuestionEncoder};
 use crate::cmd::library::refuse;
+use paragraf_embed::choice::ModelChoice;
 
 #[derive(Args)]
 pub struct LearnArgs {
@@ -74,6 +75,33 @@ pub struct LearnArgs {
     across: Option<PathBuf>,
     #[command(flatten)]
     encoder: QuestionEncoder,
+}
+
+impl LearnArgs {
+    /// `paragraf learn` as `paragraf build --learn-from` runs it: `questions` for `law` into `bundles`, with
+    /// `across` for a folder of many laws, the questions embedded with `model`; the rest as defaults.
+    pub fn after_build(
+        questions: PathBuf,
+        bundles: PathBuf,
+        law: String,
+        across: Option<PathBuf>,
+        model: ModelChoice,
+        embedding_cache: Option<PathBuf>,
+    ) -> LearnArgs {
+        LearnArgs {
+            questions,
+            bundles,
+            law: Some(law),
+            strategies: "all".into(),
+            source: "GerLayQA".into(),
+            licence: GERLAYQA_LICENCE.into(),
+            folds: 5,
+            seed: 42,
+            shrink: DEFAULT_SHRINK,
+            across,
+            encoder: QuestionEncoder::new(Some(model), embedding_cache),
+        }
+    }
 }
 
 /// The default of `--shrink`: chosen so that learning from GerLayQA does not lower Recall@10 on the project's
