@@ -131,6 +131,45 @@ pub struct GemmaEncoder {
     model_id: String,
 }
 
+/// Largest `config.json` accepted (the release's has 1.6 KB).
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The whole file at `path` when it is a regular file of at most `limit` bytes: checked from its metadata before
+/// anything is read (a FIFO, a device or a sparse giant is refused by name), and the read itself bounded.
+fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, EmbedError> {
+    use std::io::Read;
+    let read_error = |source: std::io::Error| match source.kind() {
+        std::io::ErrorKind::NotFound => EmbedError::GemmaMissing {
+            path: path.to_path_buf(),
+        },
+        _ => EmbedError::ModelRead {
+            path: path.to_path_buf(),
+            source,
+        },
+    };
+    let meta = std::fs::metadata(path).map_err(read_error)?;
+    if !meta.is_file() {
+        return Err(invalid(path, "not a regular file"));
+    }
+    if meta.len() > limit {
+        return Err(invalid(
+            path,
+            format!("{} bytes, more than the {limit} allowed", meta.len()),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(read_error)?;
+    if bytes.len() as u64 > limit {
+        return Err(invalid(
+            path,
+            format!("more than the {limit} bytes allowed"),
+        ));
+    }
+    Ok(bytes)
+}
+
 fn invalid(path: &Path, reason: impl Into<String>) -> EmbedError {
     EmbedError::ModelInvalid {
         path: path.to_path_buf(),
@@ -172,18 +211,8 @@ impl GemmaEncoder {
     /// `model.safetensors`, `2_Dense/`, `3_Dense/`).
     pub fn load(dir: &Path) -> Result<GemmaEncoder, EmbedError> {
         let file = |name: &str| dir.join(name);
-        let read = |name: &str| -> Result<Vec<u8>, EmbedError> {
-            let path = file(name);
-            std::fs::read(&path).map_err(|source| match source.kind() {
-                std::io::ErrorKind::NotFound => EmbedError::GemmaMissing { path: path.clone() },
-                _ => EmbedError::ModelRead {
-                    path: path.clone(),
-                    source,
-                },
-            })
-        };
         let config_path = file("config.json");
-        let cfg: Config = serde_json::from_slice(&read("config.json")?)
+        let cfg: Config = serde_json::from_slice(&read_bounded(&config_path, MAX_CONFIG_BYTES)?)
             .map_err(|e| invalid(&config_path, format!("not a Gemma 3 config ({e})")))?;
         let expected = cfg.architectures.iter().any(|a| a == "Gemma3TextModel")
             && cfg.hidden_activation == "gelu_pytorch_tanh"
@@ -205,8 +234,11 @@ impl GemmaEncoder {
             ));
         }
         let tokenizer_path = file("tokenizer.json");
-        let tokenizer =
-            Bpe::from_json(&read("tokenizer.json")?).map_err(|e| invalid(&tokenizer_path, e))?;
+        let tokenizer = Bpe::from_json(&read_bounded(
+            &tokenizer_path,
+            bpe::MAX_TOKENIZER_BYTES as u64,
+        )?)
+        .map_err(|e| invalid(&tokenizer_path, e))?;
 
         let (h, ff, hd, nh) = (
             cfg.hidden_size,
@@ -552,4 +584,39 @@ pub fn matryoshka(v: &[f32], dims: usize) -> Vec<f32> {
 /// The default folder of the release: `<cache>/models/embeddinggemma-300m`.
 pub fn default_dir() -> PathBuf {
     crate::model::default_model_dir().join(fetch::FOLDER)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn giant_and_non_regular_config_files_are_refused_before_reading() {
+        let dir = std::env::temp_dir().join(format!("paragraf-gemma-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = dir.join("config.json");
+        // 3 GB that occupy no disk: refused from the metadata, nothing read.
+        std::fs::File::create(&config)
+            .unwrap()
+            .set_len(3 << 30)
+            .unwrap();
+        let refused = GemmaEncoder::load(&dir).err().unwrap().to_string();
+        assert_eq!(
+            refused,
+            format!(
+                "model file {} is invalid: 3221225472 bytes, more than the 1048576 allowed; delete it and run `paragraf model fetch` again",
+                config.display()
+            )
+        );
+        std::fs::remove_file(&config).unwrap();
+        std::fs::create_dir(&config).unwrap();
+        let refused = GemmaEncoder::load(&dir).err().unwrap().to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            refused.ends_with(
+                "is invalid: not a regular file; delete it and run `paragraf model fetch` again"
+            ),
+            "{refused}"
+        );
+    }
 }

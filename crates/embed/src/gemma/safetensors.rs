@@ -50,7 +50,7 @@ impl SafeTensors {
             let entry: Entry = serde_json::from_value(value)
                 .map_err(|e| format!("tensor {name}: bad header entry ({e})"))?;
             let (from, to) = entry.data_offsets;
-            if from > to || data_start + to > size {
+            if from > to || to.checked_add(data_start).is_none_or(|end| end > size) {
                 return Err(format!(
                     "tensor {name} lies outside the file ({from}..{to} of {} data bytes); the file is truncated",
                     size - data_start
@@ -76,8 +76,12 @@ impl SafeTensors {
                 entry.dtype, entry.shape
             ));
         }
-        let count: usize = shape.iter().product();
         let (from, to) = entry.data_offsets;
+        let count = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .filter(|&n| n.checked_mul(4).is_some())
+            .ok_or_else(|| format!("tensor {name} has the shape {shape:?}: too large to read"))?;
         if to - from != count as u64 * 4 {
             return Err(format!(
                 "tensor {name} has {} bytes for {count} floats",
@@ -99,5 +103,52 @@ impl SafeTensors {
                 .for_each(|v| *v = f32::from_bits(v.to_bits().swap_bytes()));
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A safetensors file with `header` (JSON) and `data` bytes, written to a fresh temporary path.
+    fn file(name: &str, header: &str, data: &[u8]) -> std::path::PathBuf {
+        let path = std::env::temp_dir().join(format!(
+            "paragraf-safetensors-{}-{name}",
+            std::process::id()
+        ));
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(data);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    #[test]
+    fn hostile_offsets_and_shapes_are_refused_without_overflow() {
+        let path = file(
+            "offsets",
+            r#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,18446744073709551615]}}"#,
+            &[0; 4],
+        );
+        let refused = SafeTensors::open(&path).err().unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            refused,
+            "tensor w lies outside the file (0..18446744073709551615 of 4 data bytes); the file is truncated"
+        );
+
+        let huge = [1usize << 32, 1 << 32];
+        let path = file(
+            "shape",
+            r#"{"w":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}}"#,
+            &[0; 4],
+        );
+        let mut tensors = SafeTensors::open(&path).unwrap();
+        let refused = tensors.f32("w", &huge).unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            refused,
+            "tensor w has the shape [4294967296, 4294967296]: too large to read"
+        );
     }
 }
