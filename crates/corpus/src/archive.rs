@@ -3,7 +3,8 @@
 
 use crate::gii::{parse_bytes, ParseOptions};
 use crate::limits::{
-    self, MAX_ARCHIVE_BYTES, MAX_COMPRESSION_RATIO, MAX_META_BYTES, MAX_XML_BYTES,
+    self, MAX_ARCHIVE_BYTES, MAX_COMPRESSION_RATIO, MAX_META_BYTES, MAX_TAR_EXTENSION_BYTES,
+    MAX_XML_BYTES,
 };
 use crate::source::SourceLaw;
 use std::collections::HashMap;
@@ -67,14 +68,11 @@ pub fn for_each_law(
     let mut archive = tar::Archive::new(xz2::read::XzDecoder::new(std::io::BufReader::new(reader)));
     let mut slugs: HashMap<String, String> = HashMap::new();
     let mut count = 0;
-    for entry in archive.entries().map_err(read_err)? {
+    // Raw entries: the tar reader would otherwise read GNU long names and PAX headers whole, whatever their
+    // size, before any limit here sees them. They are bounded, counted and applied below.
+    let mut long_name: Option<String> = None;
+    for entry in archive.entries().map_err(read_err)?.raw(true) {
         let mut entry = entry.map_err(read_err)?;
-        let name = entry
-            .path()
-            .map_err(read_err)?
-            .to_string_lossy()
-            .into_owned();
-        let dir = name.rsplit_once('/').map_or("", |(d, _)| d).to_string();
         // Each entry is a 512-byte header plus its data (padding aside).
         unpacked = unpacked.saturating_add(entry.size()).saturating_add(512);
         if unpacked > budget {
@@ -84,6 +82,42 @@ pub fn for_each_law(
                 limit: budget,
             });
         }
+        let kind = entry.header().entry_type();
+        if kind.is_gnu_longname()
+            || kind.is_gnu_longlink()
+            || kind.is_pax_local_extensions()
+            || kind.is_pax_global_extensions()
+        {
+            if entry.size() > MAX_TAR_EXTENSION_BYTES {
+                return Err(ArchiveError::EntryTooLarge {
+                    file,
+                    entry: format!("a tar extension header (type {:?})", kind.as_byte() as char),
+                    bytes: entry.size(),
+                    limit: MAX_TAR_EXTENSION_BYTES,
+                });
+            }
+            let mut bytes = Vec::with_capacity(entry.size() as usize);
+            entry.read_to_end(&mut bytes).map_err(read_err)?;
+            if kind.is_gnu_longname() {
+                long_name = Some(
+                    String::from_utf8_lossy(&bytes)
+                        .trim_end_matches('\0')
+                        .to_string(),
+                );
+            } else if kind.is_pax_local_extensions() {
+                long_name = pax_path(&bytes).or(long_name);
+            }
+            continue;
+        }
+        let name = match long_name.take() {
+            Some(name) => name,
+            None => entry
+                .path()
+                .map_err(read_err)?
+                .to_string_lossy()
+                .into_owned(),
+        };
+        let dir = name.rsplit_once('/').map_or("", |(d, _)| d).to_string();
         let limit = if name.ends_with("/meta.json") {
             MAX_META_BYTES
         } else if name.ends_with(".xml") {
@@ -134,6 +168,15 @@ pub fn for_each_law(
     Ok(count)
 }
 
+/// The `path` record of a PAX extended header (`<length> path=<value>\n` records), if it has one.
+fn pax_path(records: &[u8]) -> Option<String> {
+    String::from_utf8_lossy(records)
+        .split('\n')
+        .filter_map(|record| record.split_once(' ')?.1.split_once('='))
+        .find(|(key, _)| *key == "path")
+        .map(|(_, value)| value.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +220,58 @@ mod tests {
         let noise: Vec<u8> = (0..2 << 20).map(|_| rng.next_u64() as u8).collect();
         let err = error(&[("laws/B1/meta.json", noise)]);
         assert_eq!(err, "a.tar.xz: laws/B1/meta.json has 2 MiB, more than the 1 MiB allowed. Most likely the archive is not the published corpus or was tampered with");
+    }
+
+    #[test]
+    fn tar_extension_headers_are_bounded_and_applied() {
+        let dir = std::env::temp_dir().join(format!("paragraf-archive-ext-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let law = b"<?xml version=\"1.0\"?><dokumente><norm><metadaten><jurabk>TG</jurabk><enbez>\xc2\xa7 1</enbez></metadaten><textdaten><text><Content><P>Text.</P></Content></text></textdaten></norm></dokumente>";
+        // `(type, extension data)` before one law entry named `short.xml`.
+        let write = |name: &str, kind: u8, data: &[u8]| -> std::path::PathBuf {
+            let path = dir.join(name);
+            let xz = xz2::write::XzEncoder::new(std::fs::File::create(&path).unwrap(), 1);
+            let mut tar = tar::Builder::new(xz);
+            let mut ext = tar::Header::new_ustar();
+            ext.set_entry_type(tar::EntryType::new(kind));
+            ext.set_size(data.len() as u64);
+            ext.set_cksum();
+            tar.append_data(&mut ext, "ext", data).unwrap();
+            let mut header = tar::Header::new_ustar();
+            header.set_size(law.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            tar.append_data(&mut header, "short.xml", &law[..]).unwrap();
+            tar.into_inner().unwrap().finish().unwrap();
+            path
+        };
+        let paths = |path: &Path| {
+            let mut seen = Vec::new();
+            for_each_law(path, |law| {
+                seen.push(law.path.clone());
+                ControlFlow::Continue(())
+            })
+            .map(|_| seen)
+            .map_err(|e| {
+                e.to_string()
+                    .replace(&path.display().to_string(), "a.tar.xz")
+            })
+        };
+        // A GNU long name and a PAX path name the entry that follows them.
+        let gnu = write("gnu.tar.xz", b'L', b"laws/B1/a-long-name/source.xml\0");
+        assert_eq!(paths(&gnu).unwrap(), ["laws/B1/a-long-name/source.xml"]);
+        let pax = write("pax.tar.xz", b'x', b"33 path=laws/B2/pax/source.xml\n");
+        assert_eq!(paths(&pax).unwrap(), ["laws/B2/pax/source.xml"]);
+        // Larger than any name: refused before it is read (the second round: 1.5 GiB, 3.1 GiB of memory).
+        let mut rng = paragraf_core::rng::SplitMix64::new(2);
+        let noise: Vec<u8> = (0..100 << 10).map(|_| rng.next_u64() as u8).collect();
+        for (name, kind) in [("long.tar.xz", b'L'), ("paxbig.tar.xz", b'x')] {
+            let big = write(name, kind, &noise);
+            assert_eq!(
+                paths(&big).unwrap_err(),
+                format!("a.tar.xz: a tar extension header (type {:?}) has 100 KiB, more than the 64 KiB allowed. Most likely the archive is not the published corpus or was tampered with", kind as char)
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -15,6 +15,7 @@
 //! | [`MAX_COMPRESSION_RATIO`] | 100 | ~10 (the archive: 300 MB from 29 MB) |
 //! | [`MAX_ARCHIVE_BYTES`] | 3 GiB unpacked | 300 MB |
 //! | [`MAX_META_BYTES`] | 1 MiB per `meta.json` | 2.5 KB |
+//! | [`MAX_TAR_EXTENSION_BYTES`] | 64 KiB per GNU long name / PAX header | none (names of 29 bytes at most) |
 
 use std::io::Read;
 
@@ -29,6 +30,9 @@ pub const MAX_XML_DEPTH: usize = 256;
 pub const MAX_COMPRESSION_RATIO: u64 = 100;
 /// Most bytes unpacked from one federal archive.
 pub const MAX_ARCHIVE_BYTES: u64 = 3 << 30;
+/// Largest tar extension header (a GNU long name or link, a PAX record set): the published corpus has none,
+/// its names fit the plain header (29 bytes at most).
+pub const MAX_TAR_EXTENSION_BYTES: u64 = 64 << 10;
 /// Largest `meta.json` of an archive entry.
 pub const MAX_META_BYTES: u64 = 1 << 20;
 
