@@ -453,3 +453,102 @@ fn bad_input_is_refused_with_exit_code_2() {
         "{err}"
     );
 }
+
+/// Runs the CLI with `args`, failing the test (and killing the process) if it has not ended within `secs`.
+fn run_bounded(args: &[&str], secs: u64) -> std::process::Output {
+    let mut child = paragraf()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("paragraf {args:?} still ran after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_fifo_where_a_file_should_be_is_refused_not_waited_on() {
+    let tmp = temp_dir();
+    let dir = crate::learn::bgb_lexical(tmp.path());
+    let manifest = Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let mkfifo = |path: &Path| {
+        std::fs::remove_file(path).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+    };
+    let bundle = dir.join(&manifest.laws[0].file);
+    mkfifo(&bundle);
+    let questions = tmp.path().join("q.json");
+    std::fs::write(
+        &questions,
+        r#"[{"Question_text": "Kaution", "Paragraphs": ["§ 551"]}]"#,
+    )
+    .unwrap();
+    let dir_arg = dir.to_str().unwrap();
+    for args in [
+        vec!["search", "--bundles", dir_arg, "--law", "BGB", "Kaution"],
+        vec!["show", "--bundles", dir_arg, "BGB", "§ 551"],
+        vec![
+            "eval",
+            "--questions",
+            questions.to_str().unwrap(),
+            "--bundles",
+            dir_arg,
+            "--modes",
+            "bm25",
+            "--out",
+            tmp.path().to_str().unwrap(),
+        ],
+    ] {
+        let out = run_bounded(&args, 30);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            stderr.contains(&format!(
+                "{}: a FIFO, not a regular file (refused unopened)",
+                bundle.display()
+            )),
+            "{args:?}: {stderr}"
+        );
+    }
+    // The question file and the manifest likewise.
+    mkfifo(&questions);
+    let out = run_bounded(
+        &[
+            "eval",
+            "--questions",
+            questions.to_str().unwrap(),
+            "--bundles",
+            dir_arg,
+            "--modes",
+            "bm25",
+        ],
+        30,
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "cannot read the questions {} (set --questions or PARAGRAF_QUESTIONS): not a regular file",
+            questions.display()
+        )),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    mkfifo(&dir.join("manifest.json"));
+    let out = run_bounded(&["search", "--bundles", dir_arg, "Kaution"], 30);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("a FIFO, not a regular file (refused unopened)"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -57,7 +57,7 @@ pub enum ThesaurusReadError {
 /// Reads and parses a thesaurus file, reading at most one byte more than [`MAX_THESAURUS_BYTES`].
 pub fn read_thesaurus(path: &Path) -> Result<Thesaurus, ThesaurusReadError> {
     let shown = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|source| match source.kind() {
+    let file = paragraf_fs::open_regular(path).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => ThesaurusReadError::Missing {
             path: shown.clone(),
         },

@@ -59,7 +59,7 @@ pub enum ManifestError {
 pub fn load_or_new(dir: &Path) -> Result<Manifest, ManifestError> {
     let path = dir.join(MANIFEST);
     let shown = path.display().to_string();
-    let bytes = match std::fs::File::open(&path) {
+    let bytes = match paragraf_fs::open_regular(&path) {
         Ok(file) => read_at_most(file, MAX_MANIFEST_BYTES as u64 + 1, &shown)?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Manifest::default()),
         Err(source) => {
@@ -152,7 +152,7 @@ pub fn read_listed(
 ) -> Result<Vec<u8>, ManifestError> {
     let path = paragraf_fs::join_name(dir, file)?;
     let shown = path.display().to_string();
-    let opened = std::fs::File::open(&path).map_err(|source| ManifestError::Io {
+    let opened = paragraf_fs::open_regular(&path).map_err(|source| ManifestError::Io {
         path: shown.clone(),
         source,
     })?;

@@ -61,7 +61,7 @@ pub fn for_each_law(
         file: file.clone(),
         source,
     };
-    let reader = std::fs::File::open(path).map_err(read_err)?;
+    let reader = paragraf_fs::open_regular(path).map_err(read_err)?;
     let packed = reader.metadata().map_err(read_err)?.len();
     let budget = MAX_ARCHIVE_BYTES.min(packed.max(1).saturating_mul(MAX_COMPRESSION_RATIO));
     let mut unpacked = 0u64;

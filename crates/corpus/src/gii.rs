@@ -124,7 +124,7 @@ pub fn parse_file(path: &Path) -> Result<Law, ParseError> {
         file: file.clone(),
         bytes,
     };
-    let reader = std::fs::File::open(path).map_err(io)?;
+    let reader = paragraf_fs::open_regular(path).map_err(io)?;
     let declared = reader.metadata().map_err(io)?.len();
     if declared > MAX_XML_BYTES {
         return Err(too_large(declared));

@@ -94,7 +94,7 @@ fn for_each_file(
     let mut count = 0;
     for path in files {
         let file = path.display().to_string();
-        let read = std::fs::File::open(&path)
+        let read = paragraf_fs::open_regular(&path)
             .map_err(Some)
             .and_then(|f| limits::read_at_most(f, MAX_XML_BYTES));
         let (sha256, result) = match read {

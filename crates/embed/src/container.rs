@@ -118,7 +118,7 @@ fn invalid(path: &Path, reason: String) -> EmbedError {
 impl Container {
     /// Reads and validates the container at `path`.
     pub fn open(path: &Path) -> Result<Container, EmbedError> {
-        let data = std::fs::read(path).map_err(|source| {
+        let data = paragraf_fs::read_regular(path).map_err(|source| {
             if source.kind() == std::io::ErrorKind::NotFound {
                 EmbedError::ModelMissing {
                     path: path.to_path_buf(),

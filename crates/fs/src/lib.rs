@@ -5,6 +5,9 @@
 //!   survives a power cut. Readers (the browser, a second build, the proxy) never see half a file.
 //! * [`remove_leftovers`]: the temporary files a killed writer left behind are deleted by the next writer in
 //!   that folder; files of writers that are still running are kept.
+//! * [`open_regular`] / [`read_regular`]: a path read as a file is one. A FIFO where a bundle should be would
+//!   block the reader forever (opening one waits for a writer), a device never ends: both are refused by their
+//!   kind before they are opened.
 //! * [`join_name`]: a name that comes from data or a user (a law abbreviation, a manifest entry) becomes a path
 //!   only after [`paragraf_core::names`] accepts it, so it cannot leave the folder it is joined to.
 //!
@@ -40,6 +43,53 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
         path: path.display().to_string(),
         source,
     }
+}
+
+/// Opens `path` for reading when it is a regular file (symlinks followed); a folder, FIFO, device or socket is
+/// refused by its kind before it is opened (an `InvalidInput` error).
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let kind = std::fs::metadata(path)?.file_type();
+    if !kind.is_file() {
+        return Err(not_regular(kind));
+    }
+    std::fs::File::open(path)
+}
+
+/// The whole regular file `path` ([`open_regular`]).
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = open_regular(path)?;
+    let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| m.len() as usize));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn not_regular(kind: std::fs::FileType) -> std::io::Error {
+    #[cfg(unix)]
+    let what = {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_dir() {
+            "a folder"
+        } else {
+            "something else"
+        }
+    };
+    #[cfg(not(unix))]
+    let what = if kind.is_dir() {
+        "a folder"
+    } else {
+        "something else"
+    };
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("{what}, not a regular file (refused unopened)"),
+    )
 }
 
 /// The marker between a file's name and the writer's process id in temporary files.

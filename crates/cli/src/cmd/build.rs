@@ -387,7 +387,7 @@ impl LawList {
         } else if let Some(file) = spec.strip_prefix('@') {
             use std::io::Read;
             let mut text = String::new();
-            std::fs::File::open(file)
+            paragraf_fs::open_regular(Path::new(file))
                 .and_then(|f| f.take(MAX_LAW_LIST_BYTES + 1).read_to_string(&mut text))
                 .with_context(|| format!("cannot read the law list {file}"))?;
             if text.len() as u64 > MAX_LAW_LIST_BYTES {
@@ -652,7 +652,7 @@ enum Skip {
 /// remove it. Newer files may belong to a build running alongside and are kept. Returns the names removed.
 fn remove_orphans(out: &Path, started: std::time::SystemTime) -> Result<Vec<String>> {
     let manifest_path = out.join(paragraf_core::manifest::MANIFEST);
-    let bytes = std::fs::read(&manifest_path)
+    let bytes = paragraf_fs::read_regular(&manifest_path)
         .with_context(|| format!("cannot read {}", manifest_path.display()))?;
     let manifest = paragraf_core::manifest::Manifest::parse(&bytes)
         .with_context(|| format!("{}", manifest_path.display()))?;

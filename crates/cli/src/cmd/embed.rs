@@ -74,7 +74,8 @@ fn read_input(path: &std::path::Path) -> anyhow::Result<String> {
             .read_to_end(&mut bytes)
             .context("cannot read stdin")?;
     } else {
-        bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        bytes = paragraf_fs::read_regular(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
     }
     let name = if path.as_os_str() == "-" {
         "stdin".to_string()

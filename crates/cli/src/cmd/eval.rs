@@ -217,7 +217,7 @@ pub fn read_questions(path: &Path) -> Result<(Vec<Question>, String)> {
             meta.len()
         );
     }
-    let bytes = std::fs::read(path).map_err(|e| refused(&e))?;
+    let bytes = paragraf_fs::read_regular(path).map_err(|e| refused(&e))?;
     let questions: Vec<Question> = serde_json::from_slice(&bytes).with_context(|| {
         format!(
             "{}: not GerLayQA JSON (expected [{{\"Question_text\": ..., \"Paragraphs\": [...]}}])",
@@ -1039,7 +1039,8 @@ fn against_baseline(
     settings: &Settings,
 ) -> Result<String> {
     use paragraf_core::eval::stats::{holm, paired_permutation_test};
-    let text = std::fs::read_to_string(path)
+    let text = paragraf_fs::read_regular(path)
+        .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other))
         .with_context(|| format!("cannot read the baseline {}", path.display()))?;
     let Some(baseline) = read_recall_tsv(&text) else {
         refuse!(

@@ -258,7 +258,7 @@ impl Library {
     /// Reads `dir/manifest.json`; nothing else is loaded yet.
     pub fn open(dir: &Path, encoder: Encoder) -> Result<Library> {
         let path = dir.join(MANIFEST);
-        let bytes = match std::fs::read(&path) {
+        let bytes = match paragraf_fs::read_regular(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => refuse!(
                 "no bundles in {}: {} is missing. Build them first (`paragraf build --law BGB --out {}`) or name the folder with --bundles",

@@ -28,7 +28,7 @@ pub struct SafeTensors {
 impl SafeTensors {
     /// Opens the file and checks its header against the file size.
     pub fn open(path: &Path) -> Result<SafeTensors, String> {
-        let mut file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+        let mut file = paragraf_fs::open_regular(path).map_err(|e| format!("cannot open: {e}"))?;
         let size = file.metadata().map_err(|e| e.to_string())?.len();
         let mut len = [0u8; 8];
         file.read_exact(&mut len)
