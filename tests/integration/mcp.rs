@@ -196,6 +196,17 @@ fn mcp_server_answers_as_the_cli_does() {
         message.contains("no law \"BGB\"") && message.contains("there are: GG"),
         "{message}"
     );
+    // A huge unknown law name is named by its size, not handed back.
+    let (code, message) = error(&server.call(
+        "search_law",
+        json!({"question": "Asyl", "laws": ["B".repeat(1 << 20)]}),
+    ));
+    assert_eq!(code, -32602);
+    assert!(
+        message.starts_with("no law (1048576 bytes) in ") && message.len() < 1000,
+        "{}",
+        &message[..message.len().min(300)]
+    );
     let (code, message) = error(&server.call("search_law", json!({"question": " "})));
     assert_eq!(code, -32602);
     assert!(message.contains("the question is empty"), "{message}");

@@ -15,15 +15,39 @@
 /// Why a name was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
-    /// Not a law abbreviation.
-    #[error("{0:?} is not a law abbreviation: allowed are 1 to 64 letters, digits, spaces and - / § . , ( ) & ' (no space at either end)")]
+    /// Not a law abbreviation (named as [`echo`] names it).
+    #[error("{0} is not a law abbreviation: allowed are 1 to 64 letters, digits, spaces and - / § . , ( ) & ' (no space at either end)")]
     Abbreviation(String),
     /// Not a slug.
-    #[error("{0:?} is not a gesetze-im-internet.de slug: allowed are 1 to 100 characters a-z, 0-9, _ and -")]
+    #[error("{0} is not a gesetze-im-internet.de slug: allowed are 1 to 100 characters a-z, 0-9, _ and -")]
     Slug(String),
     /// Not a plain file name.
-    #[error("{0:?} is not a plain file name: allowed are 1 to 200 characters A-Z, a-z, 0-9, '.', '_' and '-', not starting with '.'. Most likely the manifest was edited by hand or comes from elsewhere")]
+    #[error("{0} is not a plain file name: allowed are 1 to 200 characters A-Z, a-z, 0-9, '.', '_' and '-', not starting with '.'. Most likely the manifest was edited by hand or comes from elsewhere")]
     FileName(String),
+}
+
+/// Longest input quoted back in a message ([`echo`]).
+pub const MAX_ECHO_CHARS: usize = 64;
+
+/// How a message names an input it refuses: quoted when short and printable, else only by its size — a refusal
+/// must not hand a 15 MiB argument back, nor a control character to a terminal or log.
+pub fn echo(input: &str) -> String {
+    if input.chars().count() <= MAX_ECHO_CHARS && !input.chars().any(char::is_control) {
+        format!("{input:?}")
+    } else {
+        format!("({} bytes)", input.len())
+    }
+}
+
+/// At most `max` of `names`, comma-separated, with how many more there are: a refusal lists what exists without
+/// listing 6,877 laws.
+pub fn listed<'a>(names: impl ExactSizeIterator<Item = &'a str>, max: usize) -> String {
+    let total = names.len();
+    let shown: Vec<&str> = names.take(max).collect();
+    match total - shown.len() {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
 }
 
 /// Longest abbreviation.
@@ -42,7 +66,7 @@ pub fn check_law_abbreviation(name: &str) -> Result<(), NameError> {
             .chars()
             .all(|c| c.is_alphanumeric() || " -/§.,()&'".contains(c));
     ok.then_some(())
-        .ok_or_else(|| NameError::Abbreviation(name.to_string()))
+        .ok_or_else(|| NameError::Abbreviation(echo(name)))
 }
 
 /// Checks an official slug (see the module docs).
@@ -51,8 +75,7 @@ pub fn check_slug(slug: &str) -> Result<(), NameError> {
         && slug
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
-    ok.then_some(())
-        .ok_or_else(|| NameError::Slug(slug.to_string()))
+    ok.then_some(()).ok_or_else(|| NameError::Slug(echo(slug)))
 }
 
 /// Checks a plain file name (see the module docs): it can only name a file directly inside a folder.
@@ -63,7 +86,7 @@ pub fn check_file_name(name: &str) -> Result<(), NameError> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-');
     ok.then_some(())
-        .ok_or_else(|| NameError::FileName(name.to_string()))
+        .ok_or_else(|| NameError::FileName(echo(name)))
 }
 
 /// A file-name part for a law abbreviation: umlauts and ß spelled out (`Ü` → `Ue`), every other character outside
@@ -93,6 +116,20 @@ pub fn file_stem(abbreviation: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refused_input_is_named_by_its_size_when_long_or_unprintable() {
+        assert_eq!(echo("BGB"), "\"BGB\"");
+        assert_eq!(echo(&"x".repeat(15 << 20)), "(15728640 bytes)");
+        assert_eq!(echo("a\u{1b}[31m"), "(6 bytes)");
+        assert_eq!(
+            check_law_abbreviation(&"A".repeat(1000)).unwrap_err().to_string(),
+            "(1000 bytes) is not a law abbreviation: allowed are 1 to 64 letters, digits, spaces and - / § . , ( ) & ' (no space at either end)"
+        );
+        let laws = ["BGB", "GG", "StGB"];
+        assert_eq!(listed(laws.iter().copied(), 5), "BGB, GG, StGB");
+        assert_eq!(listed(laws.iter().copied(), 2), "BGB, GG and 1 more");
+    }
 
     #[test]
     fn abbreviations_of_the_archive_pass_and_path_tricks_do_not() {

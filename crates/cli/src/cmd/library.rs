@@ -20,6 +20,7 @@ use paragraf_core::expansion::ThesaurusFile;
 use paragraf_core::federal::{FederalIndex, FederalLaw, LearnedLaw, SECTION_STRATEGY};
 use paragraf_core::finder::LawNames;
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
+use paragraf_core::names;
 use paragraf_core::results::{
     self, LawCount, LawExpansion, LawName, LawSummary, SearchResults, SectionText,
 };
@@ -322,14 +323,10 @@ impl Library {
         {
             Some(entry) => Ok(entry),
             None => refuse!(
-                "no law {law:?} in {}; there are: {}",
+                "no law {} in {}; there are: {}",
+                names::echo(law),
                 self.dir.display(),
-                self.manifest
-                    .laws
-                    .iter()
-                    .map(|l| l.law.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                names::listed(self.manifest.laws.iter().map(|l| l.law.as_str()), 20)
             ),
         }
     }
@@ -357,7 +354,8 @@ impl Library {
                     return Ok(None);
                 }
                 refuse!(
-                    "no {strategy:?} bundle for {law} in {}; there are: {}",
+                    "no {} bundle for {law} in {}; there are: {}",
+                    names::echo(strategy),
                     self.dir.display(),
                     have.join(", ")
                 )
@@ -747,8 +745,9 @@ impl Library {
             match law.find_section(designation) {
                 Some(i) => Ok(results::section_text(law, i)),
                 None => refuse!(
-                    "{} has no section {designation:?}; write it as cited, e.g. `{}`",
+                    "{} has no section {}; write it as cited, e.g. `{}`",
                     law.abbreviation,
+                    names::echo(designation),
                     law.active_sections()
                         .nth(1)
                         .or(law.active_sections().next())
