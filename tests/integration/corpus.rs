@@ -405,7 +405,7 @@ fn fetch_downloads_checks_and_stores_a_law() {
     zip.write_all(&std::fs::read(shared("corpus/GG.xml")).unwrap())
         .unwrap();
     let body = zip.finish().unwrap().into_inner();
-    let url = serve_zip(body, 2);
+    let url = serve_zip(body, 4);
     let dir = temp_dir();
     let out = run_ok(&[
         "corpus",
@@ -421,6 +421,34 @@ fn fetch_downloads_checks_and_stores_a_law() {
         "{out}"
     );
     let stored = dir.path().join("GG.xml");
+    assert_eq!(
+        std::fs::read(&stored).unwrap(),
+        std::fs::read(shared("corpus/GG.xml")).unwrap()
+    );
+    // Another law with the same abbreviation is not replaced unasked; a newer version of the same law is.
+    let other = "<?xml version=\"1.0\"?><dokumente builddate=\"1\" doknr=\"BJNROTHER\"><norm><metadaten><jurabk>GG</jurabk><enbez>§ 1</enbez></metadaten><textdaten><text><Content><P>Anderes Gesetz.</P></Content></text></textdaten></norm></dokumente>";
+    std::fs::write(&stored, other).unwrap();
+    let fetch = |extra: &[&str]| {
+        let mut args = vec![
+            "corpus",
+            "fetch",
+            "gg",
+            "--base-url",
+            &url,
+            "--corpus-dir",
+            dir.path().to_str().unwrap(),
+        ];
+        args.extend(extra);
+        run(&args)
+    };
+    let refused = fetch(&[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim(),
+        format!("error: {} already holds GG (document BJNROTHER); gg is GG (document BJNR000010949), another law with the same file name. Nothing was stored: pass --force to replace it, or fetch into another --corpus-dir", stored.display())
+    );
+    assert_eq!(std::fs::read_to_string(&stored).unwrap(), other);
+    assert!(fetch(&["--force"]).status.success());
     assert_eq!(
         std::fs::read(&stored).unwrap(),
         std::fs::read(shared("corpus/GG.xml")).unwrap()

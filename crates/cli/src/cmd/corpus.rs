@@ -48,6 +48,10 @@ pub enum CorpusCommand {
         /// Where the site lives (for mirrors and tests).
         #[arg(long, default_value = paragraf_corpus::DEFAULT_BASE_URL)]
         base_url: String,
+        /// Replace a stored file of another law with the same abbreviation (a newer version of the same law
+        /// replaces it anyway).
+        #[arg(long)]
+        force: bool,
     },
     /// Benchmark: parse time and peak memory for one law (several runs) and, optionally, the whole federal archive.
     Bench {
@@ -99,7 +103,11 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
                 view.print();
             }
         }
-        CorpusCommand::Fetch { slug, base_url } => {
+        CorpusCommand::Fetch {
+            slug,
+            base_url,
+            force,
+        } => {
             let slug = slug.trim().trim_matches('/').to_lowercase();
             let (xml, law) = paragraf_corpus::fetch_law(&base_url, &slug)?;
             // The file is named after the XML's own `jurabk`: data, so checked and made a plain file name.
@@ -110,6 +118,23 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
                 .with_context(|| format!("cannot create {}", dir.corpus_dir.display()))?;
             let name = format!("{}.xml", paragraf_core::names::file_stem(&law.abbreviation));
             let path = paragraf_fs::join_name(&dir.corpus_dir, &name)?;
+            // Two laws can share an abbreviation (and so a file name): never replace one with the other unasked.
+            if !force && path.exists() {
+                let stored = paragraf_corpus::parse_file(&path);
+                let same = stored.as_ref().is_ok_and(|s| s.doknr == law.doknr);
+                if !same {
+                    let held = match &stored {
+                        Ok(s) => format!("{} (document {})", s.abbreviation, s.doknr),
+                        Err(e) => format!("a file that does not parse ({e})"),
+                    };
+                    crate::cmd::library::refuse!(
+                        "{} already holds {held}; {slug} is {} (document {}), another law with the same file name. Nothing was stored: pass --force to replace it, or fetch into another --corpus-dir",
+                        path.display(),
+                        law.abbreviation,
+                        law.doknr
+                    );
+                }
+            }
             paragraf_fs::write_atomic(&path, &xml)?;
             println!(
                 "{} ({}): {} active sections, stand {} -> {}",
