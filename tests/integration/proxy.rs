@@ -248,7 +248,7 @@ fn proxy_serves_e5_and_embeddinggemma_side_by_side() {
     assert_eq!(
         json["error"],
         format!(
-            "model \"google/embeddinggemma-300m@128\" is not served here; this proxy serves {e5}, {gemma}"
+            "the model asked for (30 bytes) is not served here; this proxy serves {e5}, {gemma}"
         )
     );
 

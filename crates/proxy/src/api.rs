@@ -10,7 +10,7 @@
 use axum::http::StatusCode;
 use paragraf_core::api::{self, Format};
 
-use crate::error::{without_input, ApiError};
+use crate::error::ApiError;
 
 /// A validated embedding request.
 #[derive(Debug, PartialEq)]
@@ -52,9 +52,15 @@ impl ValidRequest {
         })?;
         let raw: api::EmbedRequest =
             serde_json::from_str(body).map_err(|e| match e.classify() {
+                // serde's own message quotes what it refuses (a field name, a value: maybe the query), which
+                // refusals never repeat: say where and what is expected instead.
                 serde_json::error::Category::Data => unprocessable(
                     "invalid_request",
-                    format!("invalid request: {}", without_input(&e.to_string())),
+                    format!(
+                        "invalid request at line {} column {}: expected {{\"text\": \"…\"}} or {{\"texts\": [\"…\"]}}, optionally \"format\" (\"f32\" or \"int8\") and \"model\", and no other fields",
+                        e.line(),
+                        e.column()
+                    ),
                 ),
                 _ => ApiError::new(
                     StatusCode::BAD_REQUEST,

@@ -87,7 +87,8 @@ impl Served {
                     StatusCode::BAD_REQUEST,
                     "unknown_model",
                     format!(
-                        "model {model:?} is not served here; this proxy serves {}",
+                        "the model asked for ({} bytes) is not served here; this proxy serves {}",
+                        model.len(),
                         served.join(", ")
                     ),
                 )

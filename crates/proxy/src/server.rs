@@ -142,10 +142,14 @@ async fn embed(
     let ms = (start.elapsed().as_secs_f64() * 1e4).round() / 10.0;
     let texts = outcome.texts.len();
     let model = outcome.model.as_deref().unwrap_or("-");
-    if let Some(client) = outcome.rate_limited {
-        // One line per client per interval, however fast it keeps coming (see `LogThrottle`).
+    if outcome.rate_limited.is_some() || response.status().is_client_error() {
+        // Every refusal (rate limit, size, type, malformed body): one line per client per interval, however fast
+        // it keeps coming (see `LogThrottle`).
+        let client = outcome
+            .rate_limited
+            .unwrap_or_else(|| client_key(client_ip(&state, peer, &headers)));
         if let Some(refusals) = state.refusal_log.note(client) {
-            tracing::info!(status, %client, refusals, "embed: rate-limited");
+            tracing::info!(status, %client, refusals, "embed: refused");
         }
     } else if state.config.log_queries {
         tracing::info!(status, model, texts, cache = outcome.cache, ms, queries = ?outcome.texts, "embed");
