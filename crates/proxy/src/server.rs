@@ -291,6 +291,9 @@ fn client_ip(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> IpAddr 
         .unwrap_or(peer.ip())
 }
 
+/// The header timeout of connections accepted while fewer than a quarter of the connection slots are free.
+pub const PRESSED_HEADER_TIMEOUT: Duration = Duration::from_millis(300);
+
 /// A bound, not yet running proxy.
 pub struct Server {
     listener: TcpListener,
@@ -338,18 +341,33 @@ impl Server {
     /// `max_connections` open connections (beyond that, new ones wait in the kernel's backlog), and a header
     /// timeout that closes connections which send their request head too slowly or sit idle between
     /// keep-alive requests, so slow or silent clients cannot pile up connections.
+    ///
+    /// Idle connections that reopen as they close could still hold every slot for a header timeout each and
+    /// make `/health` wait that long in the backlog. So once fewer than a quarter of the slots are free, a new
+    /// connection gets a short header timeout ([`PRESSED_HEADER_TIMEOUT`] at most): the slots of silent
+    /// clients turn over quickly, and a real request, which sends its head at once, is answered.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), ServeError> {
         let graceful = GracefulShutdown::new();
         let slots = Arc::new(Semaphore::new(self.max_connections));
-        let mut http = hyper::server::conn::http1::Builder::new();
-        http.timer(TokioTimer::new())
-            .header_read_timeout(self.header_timeout)
-            .keep_alive(true);
+        let builder = |timeout: Duration| {
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(TokioTimer::new())
+                .header_read_timeout(timeout)
+                .keep_alive(true);
+            http
+        };
+        let relaxed = builder(self.header_timeout);
+        let pressed = builder(self.header_timeout.min(PRESSED_HEADER_TIMEOUT));
         tokio::pin!(shutdown);
         loop {
             let slot = tokio::select! {
                 slot = Arc::clone(&slots).acquire_owned() => slot.expect("the slot semaphore is never closed"),
                 () = &mut shutdown => break,
+            };
+            let http = if slots.available_permits() * 4 < self.max_connections {
+                &pressed
+            } else {
+                &relaxed
             };
             let (stream, peer) = tokio::select! {
                 accepted = self.listener.accept() => match accepted {

@@ -940,27 +940,97 @@ async fn slow_and_idle_connections_are_closed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connection_limit_defers_new_connections() {
+async fn health_answers_while_idle_clients_reconnect_as_fast_as_they_are_closed() {
+    // The second round: 1,100 idle connections that reopen as they close stalled `/health` for 8-9 s (the 10 s
+    // header timeout each held a slot for).
+    // Scaled down from 1,024 slots and 1,100 clients (the same excess), so the test needs few descriptors.
+    let server = start(
+        Config {
+            max_connections: 64,
+            ..test_config()
+        },
+        Arc::default(),
+    )
+    .await;
+    let addr = server.addr;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut idlers = Vec::new();
+    for _ in 0..70 {
+        let stop = Arc::clone(&stop);
+        idlers.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let Ok(mut idle) = TcpStream::connect(addr).await else {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
+                let mut rest = Vec::new();
+                // Silent until the server closes it (or the test ends), then again.
+                let _ = tokio::time::timeout(Duration::from_secs(15), idle.read_to_end(&mut rest))
+                    .await;
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut slowest = Duration::ZERO;
+    for _ in 0..5 {
+        let started = std::time::Instant::now();
+        let health = tokio::time::timeout(
+            Duration::from_secs(10),
+            request(addr, "GET", "/health", &[], b""),
+        )
+        .await
+        .expect("health answered within 10 s");
+        assert_eq!(health.status, 200);
+        slowest = slowest.max(started.elapsed());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    for idler in idlers {
+        idler.abort();
+    }
+    eprintln!("slowest /health under 70 reconnecting idle clients and 64 slots: {slowest:?}");
+    assert!(slowest < Duration::from_secs(1), "{slowest:?}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_limit_defers_new_connections_and_cuts_silent_ones_when_slots_run_short() {
     let config = Config {
-        max_connections: 1,
+        max_connections: 4,
         ..test_config()
     };
     let server = start(config, Arc::default()).await;
     let addr = server.addr;
-    let holder = TcpStream::connect(addr).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Three silent connections while slots are plenty keep the normal header timeout (10 s); the fourth takes
+    // the last slot and gets the short one.
+    let mut relaxed = Vec::new();
+    for _ in 0..3 {
+        relaxed.push(TcpStream::connect(addr).await.unwrap());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _pressed = TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
     let waiting =
         tokio::spawn(async move { request(addr, "GET", "/health", &[], b"").await.status });
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(
         !waiting.is_finished(),
-        "the second connection waits while the first holds the only slot"
+        "the new connection waits while every slot is held"
     );
-    drop(holder);
-    let status = tokio::time::timeout(Duration::from_secs(5), waiting)
+    let status = tokio::time::timeout(Duration::from_secs(3), waiting)
         .await
-        .expect("served after the slot freed");
+        .expect("served once the silent connection on the last slot was cut");
     assert_eq!(status.unwrap(), 200);
+    // The others are still open.
+    for mut stream in relaxed {
+        let mut byte = [0u8; 1];
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), stream.read(&mut byte))
+                .await
+                .is_err(),
+            "a connection accepted while slots were plenty keeps its timeout"
+        );
+    }
     server.shutdown().await;
 }
 
