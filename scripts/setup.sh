@@ -42,6 +42,8 @@ fi
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
+# prlimit caps the fuzz run's child processes (tests/integration/fuzz.rs).
+command -v prlimit >/dev/null || missing+=(util-linux)
 # OpenThesaurus (LGPL) for query expansion: `paragraf build --thesaurus` reads it from here by default.
 [ -f /usr/share/openthesaurus-de/openthesaurus.txt ] || missing+=(openthesaurus-de-text)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -5,8 +5,11 @@
 //! e5 model file (then embedding), the manifest, the law XML parser and the model
 //! container. Seeds are real files (the GG test bundles, the GG's XML) plus a tiny model container;
 //! mutation and the per-input work are `paragraf_core::fuzz`'s, shared with the cargo-fuzz targets for long runs.
-//! A panic, an abort or an endless loop fails the test; each target also must decode some of its inputs, so the
-//! run provably reaches past the checksums.
+//! Each target runs its inputs in a child process capped at 2 GiB of address space, so an input that allocates
+//! without bound aborts there and fails the target by name. Also fuzzed: the federal archive reader (tar in xz,
+//! with extension headers), the download's zip reader, law XML with hostile document types, and the proxy's
+//! request bodies. A panic, an abort or an endless loop fails the test; each target also must decode some of
+//! its inputs, so the run provably reaches past the checksums.
 
 use crate::util::{gg_bundles, shared};
 use paragraf_core::bundle::{BundleKind, StrategyBundle, VectorStore};
@@ -20,19 +23,43 @@ use std::time::Instant;
 const INPUTS: usize = 20_000;
 /// The run's seed (printed, so a failure can be replayed).
 const SEED: u64 = 0x5041_5241_4752_4146;
+/// The address space each target's inputs run in: every target re-runs itself in a child process under this
+/// cap (`prlimit --as`, util-linux), so an input that would allocate without bound aborts there — and fails
+/// the target here, named — instead of taking the machine down or passing unnoticed.
+const MEMORY_CAP_BYTES: u64 = 2 << 30;
+/// Set in the child that runs a target's inputs, to the target's name (a test may hold several targets; the
+/// child runs only the one it was started for).
+const CHILD: &str = "PARAGRAF_FUZZ_CHILD";
 
-/// Runs `check` over [`INPUTS`] mutations of the seeds and prints the count; `check` says whether the input
-/// was accepted. Returns how many were.
+/// Runs `check` over [`INPUTS`] mutations of the seeds in a memory-capped child ([`MEMORY_CAP_BYTES`]) and
+/// prints the count; `check` says whether the input was accepted. Returns how many were.
 fn run(
     target: &str,
+    seeds: &[Vec<u8>],
+    mutate: impl FnMut(&mut Mutator, &[u8], &[u8]) -> Vec<u8>,
+    check: impl FnMut(&[u8]) -> bool,
+) -> usize {
+    run_n(target, INPUTS, seeds, mutate, check)
+}
+
+/// [`run`] with `inputs` inputs (targets whose every input costs a compression). Returns how many were
+/// accepted (0 in a child started for another target of the same test).
+fn run_n(
+    target: &str,
+    inputs: usize,
     seeds: &[Vec<u8>],
     mut mutate: impl FnMut(&mut Mutator, &[u8], &[u8]) -> Vec<u8>,
     mut check: impl FnMut(&[u8]) -> bool,
 ) -> usize {
+    match std::env::var(CHILD) {
+        Err(_) => return in_capped_child(target),
+        Ok(wanted) if wanted != target => return 0,
+        Ok(_) => {}
+    }
     let started = Instant::now();
     let mut mutator = Mutator::new(SEED);
     let mut accepted = 0;
-    for i in 0..INPUTS {
+    for i in 0..inputs {
         let input = mutate(
             &mut mutator,
             &seeds[i % seeds.len()],
@@ -41,7 +68,7 @@ fn run(
         accepted += usize::from(check(&input));
     }
     eprintln!(
-        "fuzz {target}: {INPUTS} inputs (seed {SEED:#x}), {accepted} accepted, {:.1} s",
+        "fuzz {target}: {inputs} inputs (seed {SEED:#x}), {accepted} accepted, {:.1} s",
         started.elapsed().as_secs_f64()
     );
     assert!(
@@ -49,6 +76,60 @@ fn run(
         "{target}: no mutated input decoded; the run never got past the checks"
     );
     accepted
+}
+
+/// Runs the current test again in a child process capped at [`MEMORY_CAP_BYTES`] of address space; an abort, a
+/// signal or a failure there fails it here with the child's last words. Returns the inputs it accepted.
+fn in_capped_child(target: &str) -> usize {
+    let test = std::thread::current()
+        .name()
+        .filter(|name| name.starts_with("fuzz::"))
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("fuzz {target}: the test's thread is not named after it (one test thread?); run the fuzz tests with the default test threads"));
+    let started = Instant::now();
+    let out = std::process::Command::new("prlimit")
+        .arg(format!("--as={MEMORY_CAP_BYTES}"))
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            test.as_str(),
+            "--exact",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(CHILD, target)
+        .output()
+        .expect("run prlimit (util-linux, installed by scripts/setup.sh)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let words: String = stderr
+        .lines()
+        .rev()
+        .take(15)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join("\n");
+    use std::os::unix::process::ExitStatusExt;
+    match out.status.signal() {
+        Some(6) => panic!("fuzz {target}: aborted (SIGABRT) under a {} GiB address-space cap: an allocation failed or the process gave up\n{words}", MEMORY_CAP_BYTES >> 30),
+        Some(signal) => panic!("fuzz {target}: killed by signal {signal} under a {} GiB address-space cap\n{words}", MEMORY_CAP_BYTES >> 30),
+        None => assert!(out.status.success(), "fuzz {target}: {}\n{words}", out.status),
+    }
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with(&format!("fuzz {target}: ")))
+        .unwrap_or_else(|| panic!("fuzz {target}: the child ran no inputs\n{words}"));
+    eprintln!(
+        "{line} (child capped at {} GiB, {:.1} s)",
+        MEMORY_CAP_BYTES >> 30,
+        started.elapsed().as_secs_f64()
+    );
+    line.split(", ")
+        .find_map(|part| part.strip_suffix(" accepted"))
+        .and_then(|n| n.parse().ok())
+        .expect("the child's line says how many inputs it accepted")
 }
 
 fn bundle_files(kind: &str) -> Vec<Vec<u8>> {
@@ -268,9 +349,131 @@ fn law_xml() {
         )
         .into_bytes(),
     ];
+    // Hostile prologs: document types hidden behind comments, processing instructions and parameter entities
+    // (the second round's entity bomb), so mutations reach the parser's DTD refusal from many sides.
+    let mut seeds = seeds;
+    let body = String::from_utf8(seeds[0].clone()).unwrap();
+    let (head, rest) = body.split_once("<dokumente").unwrap();
+    for prolog in [
+        "<!DOCTYPE dokumente [<!-- <!ENTITY a \"x\"> --><!ENTITY b \"yyyyyyyy\">]>",
+        "<!DOCTYPE dokumente [<?pi <!ENTITY a \"x\">?><!ENTITY % p \"<!ENTITY c 'z'>\"> %p;]>",
+        "<!-- <!DOCTYPE x [<!ENTITY a \"x\">]> --><?x &a;?>",
+    ] {
+        seeds.push(
+            format!(
+                "{head}{prolog}<dokumente{}",
+                rest.replacen("</P>", "&b;&c;</P>", 1)
+            )
+            .into_bytes(),
+        );
+    }
     let options = paragraf_corpus::ParseOptions::default();
     run("law XML", &seeds, Mutator::mutate, |input| {
         paragraf_corpus::parse_bytes(input, "fuzz.xml", &options).is_ok()
+    });
+}
+
+/// A tar of `(name, bytes)` entries, GNU headers (as the archive's), with a GNU long name for names over 100
+/// bytes.
+fn tar_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut tar = tar::Builder::new(Vec::new());
+    for (name, bytes) in entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        tar.append_data(&mut header, name, *bytes).unwrap();
+    }
+    tar.into_inner().unwrap()
+}
+
+/// The federal archive reader (tar in xz, meta.json + source.xml per law, extension headers): mutations of the
+/// tar, compressed again, so they reach the tar reader and not just the xz checksum.
+#[test]
+fn federal_archives() {
+    let xml = std::fs::read_to_string(shared("corpus/GG.xml")).unwrap();
+    let parts: Vec<&str> = xml.split("<norm ").collect();
+    let law = format!("{}</dokumente>", parts[..=3].join("<norm "));
+    let meta = br#"{"gii_slug": "gg", "jurabk": "GG"}"#;
+    let long = format!("laws/BJNR000010949/{}/source.xml", "x".repeat(120));
+    let seeds = vec![
+        tar_of(&[
+            ("laws/BJNR000010949/meta.json", meta),
+            ("laws/BJNR000010949/source.xml", law.as_bytes()),
+        ]),
+        tar_of(&[(long.as_str(), law.as_bytes())]),
+    ];
+    let compress = |tar: &[u8]| {
+        use std::io::Write;
+        let mut xz = xz2::write::XzEncoder::new(Vec::new(), 0);
+        xz.write_all(tar).unwrap();
+        xz.finish().unwrap()
+    };
+    run_n(
+        "federal archive (tar.xz)",
+        INPUTS / 4,
+        &seeds,
+        |m, seed, donor| compress(&m.mutate(seed, donor)),
+        |input| {
+            let mut parsed = 0;
+            let read = paragraf_corpus::archive::for_each_law_in(
+                input,
+                input.len() as u64,
+                "fuzz.tar.xz",
+                |law| {
+                    parsed += usize::from(law.result.is_ok());
+                    std::ops::ControlFlow::Continue(())
+                },
+            );
+            read.is_ok() && parsed > 0
+        },
+    );
+}
+
+/// The download's zip reader (one law XML inside, ratio and size limits, then the parser).
+#[test]
+fn law_zips() {
+    use std::io::Write;
+    let xml = std::fs::read_to_string(shared("corpus/GG.xml")).unwrap();
+    let parts: Vec<&str> = xml.split("<norm ").collect();
+    let law = format!("{}</dokumente>", parts[..=3].join("<norm "));
+    let seeds: Vec<Vec<u8>> = [
+        zip::CompressionMethod::Stored,
+        zip::CompressionMethod::Deflated,
+    ]
+    .into_iter()
+    .map(|method| {
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        zip.start_file(
+            "BJNR000010949.xml",
+            zip::write::SimpleFileOptions::default().compression_method(method),
+        )
+        .unwrap();
+        zip.write_all(law.as_bytes()).unwrap();
+        zip.finish().unwrap().into_inner()
+    })
+    .collect();
+    run("law zip", &seeds, Mutator::mutate, |input| {
+        paragraf_corpus::fetch::law_from_zip(input.to_vec(), "fuzz", "gg").is_ok()
+    });
+}
+
+/// The proxy's request bodies: UTF-8, JSON, the request's shape and the text limits.
+#[test]
+fn proxy_request_bodies() {
+    let seeds: Vec<Vec<u8>> = [
+        r#"{"text": "Kündigung der Wohnung wegen Eigenbedarf"}"#,
+        r#"{"texts": ["Miete", "Kaution zurück", "§ 573 BGB"], "format": "int8"}"#,
+        r#"{"text": "Urlaub", "model": "intfloat/multilingual-e5-small", "format": "f32"}"#,
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    let limits = paragraf_proxy::api::TextLimits {
+        max_chars: 2_000,
+        max_batch: 16,
+    };
+    run("proxy request body", &seeds, Mutator::mutate, |input| {
+        paragraf_proxy::api::ValidRequest::parse(input, &limits).is_ok()
     });
 }
 

@@ -54,7 +54,7 @@ pub enum ArchiveError {
 /// [`MAX_ARCHIVE_BYTES`] and [`MAX_COMPRESSION_RATIO`] before anything is unpacked into memory.
 pub fn for_each_law(
     path: &Path,
-    mut visit: impl FnMut(SourceLaw) -> ControlFlow<()>,
+    visit: impl FnMut(SourceLaw) -> ControlFlow<()>,
 ) -> Result<usize, ArchiveError> {
     let file = path.display().to_string();
     let read_err = |source| ArchiveError::Read {
@@ -63,6 +63,21 @@ pub fn for_each_law(
     };
     let reader = paragraf_fs::open_regular(path).map_err(read_err)?;
     let packed = reader.metadata().map_err(read_err)?.len();
+    for_each_law_in(reader, packed, &file, visit)
+}
+
+/// [`for_each_law`] over `reader`, the `.tar.xz` bytes of `packed` bytes named `file` in messages.
+pub fn for_each_law_in(
+    reader: impl Read,
+    packed: u64,
+    file: &str,
+    mut visit: impl FnMut(SourceLaw) -> ControlFlow<()>,
+) -> Result<usize, ArchiveError> {
+    let file = file.to_string();
+    let read_err = |source| ArchiveError::Read {
+        file: file.clone(),
+        source,
+    };
     let budget = MAX_ARCHIVE_BYTES.min(packed.max(1).saturating_mul(MAX_COMPRESSION_RATIO));
     let mut unpacked = 0u64;
     let mut archive = tar::Archive::new(xz2::read::XzDecoder::new(std::io::BufReader::new(reader)));

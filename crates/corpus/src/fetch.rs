@@ -93,6 +93,17 @@ pub fn fetch_law(base_url: &str, slug: &str) -> Result<(Vec<u8>, Law), FetchErro
         .limit(MAX_ZIP_BYTES)
         .read_to_vec()
         .map_err(|e| http(e.to_string()))?;
+    law_from_zip(zip_bytes, &url, slug)
+}
+
+/// The one law XML inside `zip_bytes` (downloaded from `url`), unpacked under the limits and parsed: what
+/// [`fetch_law`] does once the download is in.
+pub fn law_from_zip(
+    zip_bytes: Vec<u8>,
+    url: &str,
+    slug: &str,
+) -> Result<(Vec<u8>, Law), FetchError> {
+    let url = url.to_string();
     let archive_err = |message: String| FetchError::Archive {
         url: url.clone(),
         message,
