@@ -207,6 +207,25 @@ fn mcp_server_answers_as_the_cli_does() {
         "{}",
         &message[..message.len().min(300)]
     );
+    // A message over the limit is answered (the SDK alone dropped it, and the client waited forever), and the
+    // server goes on.
+    let id = server.next_id;
+    server.next_id += 1;
+    let huge = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "search_law", "arguments": {"question": "x".repeat(17 << 20)}}});
+    server.send(&huge);
+    let mut line = String::new();
+    server.stdout.read_line(&mut line).unwrap();
+    let refused: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(refused["id"], json!(id), "{line}");
+    assert_eq!(
+        error(&refused),
+        (
+            -32600,
+            "request of more than 8 MiB refused: one message may have at most 8388608 bytes"
+                .to_string()
+        )
+    );
     let (code, message) = error(&server.call("search_law", json!({"question": " "})));
     assert_eq!(code, -32602);
     assert!(message.contains("the question is empty"), "{message}");

@@ -250,8 +250,183 @@ pub fn run(args: McpArgs) -> Result<()> {
         .enable_all()
         .build()?
         .block_on(async move {
-            let service = server.serve(rmcp::transport::stdio()).await?;
+            let (requests, responses) = gate::stdio();
+            let service = server.serve((requests, responses)).await?;
             service.waiting().await?;
             anyhow::Ok(())
         })
+}
+
+/// Most bytes of one JSON-RPC message (one line on stdin).
+pub const MAX_MESSAGE_BYTES: usize = 8 << 20;
+
+/// The server's stdio behind a size gate. The SDK's transport drops a line over its own limit (16 MiB) without
+/// an answer, and the client waits forever for it; here a line over [`MAX_MESSAGE_BYTES`] is discarded as it
+/// streams in (never held) and answered with a JSON-RPC error naming the limit (`id` taken from the message's
+/// first bytes when it shows one), written between the server's own messages, never inside one.
+mod gate {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+    use tokio::sync::mpsc;
+
+    use super::MAX_MESSAGE_BYTES;
+
+    /// The ends the SDK reads requests from and writes responses to.
+    pub fn stdio() -> (DuplexStream, DuplexStream) {
+        let (requests, mut to_server) = tokio::io::duplex(1 << 16);
+        let (responses, from_server) = tokio::io::duplex(1 << 16);
+        let (refusals, mut refused) = mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            let mut stdin = BufReader::new(tokio::io::stdin());
+            let mut line = Vec::new();
+            loop {
+                match read_line(&mut stdin, &mut line).await {
+                    Ok(Line::Whole) => {
+                        if to_server.write_all(&line).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(Line::Oversized(id)) => {
+                        let _ = refusals.send(refusal(&id));
+                    }
+                    Ok(Line::End) | Err(_) => return,
+                }
+            }
+        });
+        tokio::spawn(async move {
+            let mut stdout = tokio::io::stdout();
+            let mut from_server = BufReader::new(from_server);
+            // A server message may arrive in parts (`read_until` keeps what it read when the other branch
+            // wins): refusals wait until no message is half written.
+            let mut message = Vec::new();
+            let mut waiting: Vec<String> = Vec::new();
+            loop {
+                let out: Vec<u8> = tokio::select! {
+                    read = from_server.read_until(b'\n', &mut message) => {
+                        if !matches!(read, Ok(n) if n > 0) {
+                            return;
+                        }
+                        let mut out = std::mem::take(&mut message);
+                        for refusal in waiting.drain(..) {
+                            out.extend_from_slice(refusal.as_bytes());
+                        }
+                        out
+                    }
+                    Some(refusal) = refused.recv() => {
+                        if !message.is_empty() {
+                            waiting.push(refusal);
+                            continue;
+                        }
+                        refusal.into_bytes()
+                    }
+                };
+                if stdout.write_all(&out).await.is_err() || stdout.flush().await.is_err() {
+                    return;
+                }
+            }
+        });
+        (requests, responses)
+    }
+
+    enum Line {
+        /// A whole line (with its newline) is in the buffer.
+        Whole,
+        /// A line over the limit was discarded; the `id` its first bytes showed (JSON), if any.
+        Oversized(Option<String>),
+        End,
+    }
+
+    /// Reads one line into `line` without holding more than [`MAX_MESSAGE_BYTES`] of it.
+    async fn read_line(
+        input: &mut BufReader<tokio::io::Stdin>,
+        line: &mut Vec<u8>,
+    ) -> std::io::Result<Line> {
+        line.clear();
+        let mut oversized: Option<Option<String>> = None;
+        loop {
+            let available = input.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(match oversized {
+                    Some(id) => Line::Oversized(id),
+                    None if line.is_empty() => Line::End,
+                    None => {
+                        line.push(b'\n');
+                        Line::Whole
+                    }
+                });
+            }
+            let end = available.iter().position(|&b| b == b'\n');
+            let take = end.map_or(available.len(), |i| i + 1);
+            if oversized.is_none() {
+                line.extend_from_slice(&available[..take]);
+                if line.len() > MAX_MESSAGE_BYTES + 1 {
+                    oversized = Some(message_id(line));
+                    line.clear();
+                    line.shrink_to(1 << 16);
+                }
+            }
+            input.consume(take);
+            if end.is_some() {
+                return Ok(match oversized {
+                    Some(id) => Line::Oversized(id),
+                    None => Line::Whole,
+                });
+            }
+        }
+    }
+
+    /// The `id` of a JSON-RPC message from its first bytes (a number, or a short string), as JSON.
+    fn message_id(start: &[u8]) -> Option<String> {
+        let head = String::from_utf8_lossy(&start[..start.len().min(4096)]);
+        let after = head
+            .split_once("\"id\"")?
+            .1
+            .trim_start()
+            .strip_prefix(':')?
+            .trim_start();
+        let value: String = if let Some(text) = after.strip_prefix('"') {
+            let (text, _) = text.split_once('"')?;
+            if text.len() > 128 || text.contains('\\') {
+                return None;
+            }
+            format!("\"{text}\"")
+        } else {
+            after
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '-')
+                .collect()
+        };
+        (!value.is_empty()).then_some(value)
+    }
+
+    /// The JSON-RPC error line for an oversized request.
+    fn refusal(id: &Option<String>) -> String {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":-32600,\"message\":\"request of more than {} MiB refused: one message may have at most {MAX_MESSAGE_BYTES} bytes\"}}}}\n",
+            id.as_deref().unwrap_or("null"),
+            MAX_MESSAGE_BYTES >> 20
+        )
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn ids_are_read_from_the_first_bytes() {
+            assert_eq!(
+                super::message_id(br#"{"jsonrpc":"2.0","id":42,"method""#),
+                Some("42".into())
+            );
+            assert_eq!(
+                super::message_id(br#"{"id": "a-1", "x"#),
+                Some("\"a-1\"".into())
+            );
+            assert_eq!(
+                super::message_id(br#"{"method":"tools/call","params":{"#),
+                None
+            );
+            assert_eq!(
+                super::refusal(&Some("7".into())),
+                "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32600,\"message\":\"request of more than 8 MiB refused: one message may have at most 8388608 bytes\"}}\n"
+            );
+        }
+    }
 }
