@@ -559,14 +559,16 @@ impl Many<'_> {
         for why in &tally.skipped {
             eprintln!("skipped: {why}");
         }
+        // Bad data, like a bad law alone: exit 2 (see `exit_code` in main.rs), though the others were built.
+        let refusal = |message: String| Some(anyhow::Error::new(super::library::Refusal(message)));
         let problem = if !missing.is_empty() {
-            Some(anyhow::anyhow!(
+            refusal(format!(
                 "not in {}: {}; the other laws were built",
                 self.source.display(),
                 missing.join(", ")
             ))
         } else if !tally.skipped.is_empty() {
-            Some(anyhow::anyhow!(
+            refusal(format!(
                 "{} laws were skipped (listed above); the other {} are in the manifest",
                 tally.skipped.len(),
                 tally.built + tally.unchanged
