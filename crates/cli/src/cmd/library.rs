@@ -259,22 +259,17 @@ impl Library {
     /// Reads `dir/manifest.json`; nothing else is loaded yet.
     pub fn open(dir: &Path, encoder: Encoder) -> Result<Library> {
         let path = dir.join(MANIFEST);
-        let bytes = match paragraf_fs::read_regular(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => refuse!(
+        if !path.exists() {
+            refuse!(
                 "no bundles in {}: {} is missing. Build them first (`paragraf build --law BGB --out {}`) or name the folder with --bundles",
                 dir.display(),
                 path.display(),
                 dir.display()
-            ),
-            Err(e) => refuse!("cannot read {}: {e}", path.display()),
-        };
-        let manifest = Manifest::parse(&bytes).map_err(|e| {
-            Refusal(format!(
-                "{}: {e}. Rebuild the folder with `paragraf build`",
-                path.display()
-            ))
-        })?;
+            );
+        }
+        // Bounded, regular files only (`load_or_new`): a giant or a FIFO is refused before it is read.
+        let manifest = paragraf_bundler::manifest::load_or_new(dir)
+            .map_err(|e| Refusal(format!("{e}. Rebuild the folder with `paragraf build`")))?;
         if manifest.laws.is_empty() {
             refuse!(
                 "{} lists no law. Build bundles with `paragraf build --law BGB --out {}`",
