@@ -7,8 +7,8 @@
 //! mutation and the per-input work are `paragraf_core::fuzz`'s, shared with the cargo-fuzz targets for long runs.
 //! Each target runs its inputs in a child process capped at 2 GiB of address space, so an input that allocates
 //! without bound aborts there and fails the target by name. Also fuzzed: the federal archive reader (tar in xz,
-//! with extension headers), the download's zip reader, law XML with hostile document types, and the proxy's
-//! request bodies. A panic, an abort or an endless loop fails the test; each target also must decode some of
+//! with extension headers), the download's zip reader, law XML with hostile document types, the proxy's
+//! request bodies, EmbeddingGemma's `tokenizer.json` reader, and `paragraf mcp` fed mutated JSON-RPC messages. A panic, an abort or an endless loop fails the test; each target also must decode some of
 //! its inputs, so the run provably reaches past the checksums.
 
 use crate::util::{gg_bundles, shared};
@@ -544,4 +544,118 @@ fn model_containers() {
     run("model container", &seeds, Mutator::mutate, |input| {
         paragraf_embed::container::Container::parse(path, input.to_vec()).is_ok()
     });
+}
+
+/// EmbeddingGemma's tokenizer reader (`tokenizer.json`: vocabulary, merges, added tokens), then encoding a
+/// question with what it read.
+#[test]
+fn gemma_tokenizers() {
+    let mut vocab: Vec<(String, u32)> = ["<pad>", "<eos>", "<bos>", "<unk>"]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.to_string(), i as u32))
+        .collect();
+    vocab.extend((0..256).map(|b| (format!("<0x{b:02X}>"), 4 + b)));
+    for piece in ["M", "i", "e", "t", "Mi", "et", "Miet", "▁", "▁Miete"] {
+        vocab.push((piece.to_string(), vocab.len() as u32));
+    }
+    let json = serde_json::json!({
+        "added_tokens": [
+            {"id": 0, "content": "<pad>"}, {"id": 1, "content": "<eos>"}, {"id": 2, "content": "<bos>"},
+            {"id": 3, "content": "<unk>"}
+        ],
+        "model": {
+            "type": "BPE", "byte_fallback": true, "unk_token": "<unk>",
+            "vocab": vocab.iter().cloned().collect::<std::collections::HashMap<String, u32>>(),
+            "merges": [["M", "i"], ["e", "t"], ["Mi", "et"]]
+        }
+    });
+    let seeds = vec![json.to_string().into_bytes()];
+    paragraf_embed::gemma::bpe::Bpe::from_json(&seeds[0]).expect("the seed tokenizer is valid");
+    run("Gemma tokenizer.json", &seeds, Mutator::mutate, |input| {
+        match paragraf_embed::gemma::bpe::Bpe::from_json(input) {
+            Ok(bpe) => {
+                bpe.encode("Miete ä <bos> Mietet");
+                true
+            }
+            Err(_) => false,
+        }
+    });
+}
+
+/// `paragraf mcp` fed mutated JSON-RPC messages (tools/call of every tool, initialize, list): one server under
+/// the same address-space cap, which must answer a plain request after all of them.
+#[test]
+fn mcp_messages() {
+    use std::io::{BufRead, BufReader, Write};
+    let seeds: Vec<Vec<u8>> = [
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_law","arguments":{"question":"Asylrecht","laws":["GG"],"k":3,"mode":"bm25"}}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_section","arguments":{"law":"GG","designation":"Art. 1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_laws","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{}}"#,
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    let started = Instant::now();
+    let mut child = std::process::Command::new("prlimit")
+        .arg(format!("--as={MEMORY_CAP_BYTES}"))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_paragraf"))
+        .args(["mcp", "--bundles"])
+        .arg(gg_bundles())
+        .arg("--model")
+        .arg(crate::util::model_path())
+        .env(
+            "PARAGRAF_EMBEDDING_CACHE",
+            std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("embedding-cache"),
+        )
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start paragraf mcp under prlimit");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // Answers are read (and dropped) alongside, so the server never blocks on a full pipe.
+    let (answers, answered) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if line.contains("\"id\":424242") && answers.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"fuzz","version":"1"}}}}}}"#).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let inputs = 2_000;
+    let mut mutator = Mutator::new(SEED);
+    for i in 0..inputs {
+        let mut input = mutator.mutate(&seeds[i % seeds.len()], &seeds[(i + 1) % seeds.len()]);
+        input.retain(|&b| b != b'\n');
+        stdin.write_all(&input).unwrap();
+        stdin.write_all(b"\n").unwrap();
+    }
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":424242,"method":"tools/call","params":{{"name":"list_laws","arguments":{{}}}}}}"#).unwrap();
+    stdin.flush().unwrap();
+    let answer = answered.recv_timeout(std::time::Duration::from_secs(120));
+    let alive = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let status = child.wait().unwrap();
+    drop(stdin);
+    let _ = reader.join();
+    let answer = answer.unwrap_or_else(|_| {
+        panic!("paragraf mcp did not answer after {inputs} mutated messages (alive: {alive}, {status})")
+    });
+    assert!(answer.contains("\"result\""), "{answer}");
+    eprintln!(
+        "fuzz MCP messages: {inputs} inputs (seed {SEED:#x}), then a plain request answered, {:.1} s (capped at {} GiB)",
+        started.elapsed().as_secs_f64(),
+        MEMORY_CAP_BYTES >> 30
+    );
 }

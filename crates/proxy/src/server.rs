@@ -344,7 +344,7 @@ impl Server {
     ///
     /// Idle connections that reopen as they close could still hold every slot for a header timeout each and
     /// make `/health` wait that long in the backlog. So once fewer than a quarter of the slots are free, a new
-    /// connection gets a short header timeout ([`PRESSED_HEADER_TIMEOUT`] at most): the slots of silent
+    /// connection gets a short header timeout (`PRESSED_HEADER_TIMEOUT`, 300 ms, at most): the slots of silent
     /// clients turn over quickly, and a real request, which sends its head at once, is answered.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), ServeError> {
         let graceful = GracefulShutdown::new();
