@@ -495,20 +495,21 @@ fn a_fifo_where_a_file_should_be_is_refused_not_waited_on() {
     )
     .unwrap();
     let dir_arg = dir.to_str().unwrap();
+    let eval = [
+        "eval",
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        dir_arg,
+        "--modes",
+        "bm25",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ];
     for args in [
         vec!["search", "--bundles", dir_arg, "--law", "BGB", "Kaution"],
         vec!["show", "--bundles", dir_arg, "BGB", "§ 551"],
-        vec![
-            "eval",
-            "--questions",
-            questions.to_str().unwrap(),
-            "--bundles",
-            dir_arg,
-            "--modes",
-            "bm25",
-            "--out",
-            tmp.path().to_str().unwrap(),
-        ],
+        eval.to_vec(),
     ] {
         let out = run_bounded(&args, 30);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -523,18 +524,7 @@ fn a_fifo_where_a_file_should_be_is_refused_not_waited_on() {
     }
     // The question file and the manifest likewise.
     mkfifo(&questions);
-    let out = run_bounded(
-        &[
-            "eval",
-            "--questions",
-            questions.to_str().unwrap(),
-            "--bundles",
-            dir_arg,
-            "--modes",
-            "bm25",
-        ],
-        30,
-    );
+    let out = run_bounded(&eval, 30);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(&format!(
             "cannot read the questions {} (set --questions or PARAGRAF_QUESTIONS): not a regular file",

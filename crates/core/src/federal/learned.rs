@@ -139,14 +139,7 @@ pub fn cross_validate(
         let members: Vec<usize> = (0..questions.len())
             .filter(|&q| fold_of[q] != f && !labelled[q].gold.is_empty())
             .collect();
-        let provenance = Provenance {
-            source: String::new(),
-            file_sha256: String::new(),
-            questions: members.len() as u32,
-            skipped: 0,
-            date: String::new(),
-            licence: String::new(),
-        };
+        let provenance = Provenance::of_fold(members.len());
         let file = assemble(law, "", provenance, labelled, &members, vectors);
         let (learning, _) = file.resolve(law).expect("assembled for this law");
         let weights = fit(

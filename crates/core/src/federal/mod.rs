@@ -766,15 +766,7 @@ mod tests {
             .map(|t| Labelled::new(t, vec![0], &|t| index.query_terms(t)))
             .collect();
         let members: Vec<usize> = (0..texts.len()).collect();
-        let provenance = Provenance {
-            source: "test".into(),
-            file_sha256: String::new(),
-            questions: 4,
-            skipped: 0,
-            date: String::new(),
-            licence: String::new(),
-        };
-        let file = assemble(&bgb, "", provenance, &labelled, &members, None);
+        let file = assemble(&bgb, "", Provenance::of_fold(4), &labelled, &members, None);
         let (learning, _) = file.resolve(&bgb).unwrap();
         let among: Vec<learned::AmongQuestion> = texts
             .iter()

@@ -303,14 +303,7 @@ pub fn cross_validate(
         .collect();
     for f in 0..folds {
         let members: Vec<usize> = (0..questions.len()).filter(|&q| fold_of[q] != f).collect();
-        let provenance = Provenance {
-            source: String::new(),
-            file_sha256: String::new(),
-            questions: members.len() as u32,
-            skipped: 0,
-            date: String::new(),
-            licence: String::new(),
-        };
+        let provenance = Provenance::of_fold(members.len());
         let file = learn(
             law, "", provenance, questions, &members, vectors, runs, shrink,
         );

@@ -72,6 +72,21 @@ pub struct Provenance {
     pub licence: String,
 }
 
+impl Provenance {
+    /// The provenance of what one cross-validation fold learns from `questions` questions: nothing to show, it
+    /// never leaves the run.
+    pub fn of_fold(questions: usize) -> Provenance {
+        Provenance {
+            source: String::new(),
+            file_sha256: String::new(),
+            questions: questions as u32,
+            skipped: 0,
+            date: String::new(),
+            licence: String::new(),
+        }
+    }
+}
+
 /// One past question: what search may know of it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Precedent {
