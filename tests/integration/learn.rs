@@ -582,6 +582,20 @@ fn learned_questions_join_law_routing_only_with_questions_across_laws() {
         .iter()
         .all(|h| h.get("precedents").is_none()));
 
+    // Hand-edited weights that are not weights: the search goes on without what was learned, and says why.
+    let manifest_path = dir.join("manifest.json");
+    let original = std::fs::read(&manifest_path).unwrap();
+    let mut edited: Value = serde_json::from_slice(&original).unwrap();
+    edited["learned"]["routing"]["weights"]["prior"] = (-1.0).into();
+    std::fs::write(&manifest_path, edited.to_string()).unwrap();
+    let (results, err) = search(&[]);
+    assert!(results.get("learned").is_none(), "{results}");
+    assert!(
+        err.contains("routing weights for BGB are negative or not finite"),
+        "{err}"
+    );
+    std::fs::write(&manifest_path, original).unwrap();
+
     // Questions it learned from are not scored with it across laws either.
     let refused = run(&[
         "eval",

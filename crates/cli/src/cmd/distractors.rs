@@ -654,6 +654,14 @@ fn folder_learning(
             source.display()
         );
     };
+    if !routing.weights.valid() {
+        refuse!(
+            "{}: the routing weights learned for {} are negative or not finite (edited by hand?): learn again with `paragraf learn --bundles {}`",
+            source.display(),
+            entry.law,
+            source.display()
+        );
+    }
     let law = laws
         .iter()
         .position(|(l, _)| l.abbreviation == entry.law)

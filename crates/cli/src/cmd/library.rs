@@ -705,6 +705,13 @@ impl Library {
             );
             return None;
         };
+        if !routing.weights.valid() {
+            eprintln!(
+                "warning: the manifest's routing weights for {} are negative or not finite (edited by hand?): searching across laws without what was learned; learn again with `paragraf learn`",
+                entry.law
+            );
+            return None;
+        }
         Some(LearnedLaw {
             law: law as u32,
             learning,
