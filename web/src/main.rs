@@ -8,6 +8,6 @@ fn main() {
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    eprintln!("paragraf-web is the browser app: build it with `trunk build` (see README, \"Browser app\")");
+    eprintln!("paragraf-web is the browser app: build it with `trunk build` (see docs/app.md)");
     std::process::exit(2);
 }

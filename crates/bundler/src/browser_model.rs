@@ -5,7 +5,7 @@
 //! table is pruned to the pieces that the folder's laws (every heading and text line) and the thesaurus (every
 //! term, capitalised and not: everyday German as questions use it) produce, plus the [`FREQUENT_ROWS`] most
 //! probable Latin-script pieces (inflections, old spellings, symbols, numbers). The tokenizer keeps all pieces, so
-//! token ids never change; a question with a piece outside that set embeds it as `<unk>` (README: how often that
+//! token ids never change; a question with a piece outside that set embeds it as `<unk>` (docs/app.md: how often that
 //! happens on the dev questions and what it costs).
 //!
 //! Written after the bundles, named by content hash, listed in `manifest.json` as `encoder`; rebuilt whenever

@@ -34,7 +34,7 @@
 //! term and definition the source XML runs together without the colon (`sexuelle Handlungennur solche`,
 //! § 184h StGB). Known false positives: a copula with a noun predicate that assigns rather than defines
 //! (`Zuständige Stelle ist die Landesjustizverwaltung`, § 79 BGB) and a parenthesised synonym (`Wählerliste
-//! (Wahlkartei)`, § 107b StGB). Precision and counts on the BGB and StGB are in the README.
+//! (Wahlkartei)`, § 107b StGB). Precision and counts on the BGB and StGB are in docs/citations.md ("Definitions").
 //!
 //! [`Glossary`] answers the other half: which defined terms a text uses (stems of the term's words, in order, via
 //! the BM25 analyzer without decompounding, so `Sachen` in § 90 meets `Sache` in § 433).

@@ -202,9 +202,9 @@ pub struct SearchOptions {
 
 /// Default [`SearchOptions::expansion_weight`] (the app, `paragraf search`, MCP): the weight that 5-fold
 /// cross-validation of hybrid search (the app's default mode) over BGB sections chose in four of five folds on
-/// the dev questions (README, "Query expansion"). There it is neutral (long questions already use the statute's
-/// words); it exists for short lay queries, where it bridges, and the app shows every added word so it can be
-/// removed. `paragraf eval` measures without expansion unless asked (`--expansion-weight`).
+/// the dev questions (docs/query-expansion.md, "Measured on dev only"). There it is neutral (long questions already
+/// use the statute's words); it exists for short lay queries, where it bridges, and the app shows every added word
+/// so it can be removed. `paragraf eval` measures without expansion unless asked (`--expansion-weight`).
 pub const DEFAULT_EXPANSION_WEIGHT: f32 = 0.35;
 
 impl Default for SearchOptions {

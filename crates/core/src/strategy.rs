@@ -105,7 +105,7 @@ impl Strategy {
     }
 
     /// Every strategy name the tools accept: the paper's 21, then the three reference-aware ones (not in
-    /// `all`: they are measured in the README and did not beat `section`, so they are built only by name).
+    /// `all`: they are measured in docs/citations.md and did not beat `section`, so they are built only by name).
     pub fn known() -> Vec<Strategy> {
         let mut known = Strategy::all();
         known.extend(Link::ALL.map(Strategy::Linked));

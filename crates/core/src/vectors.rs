@@ -270,7 +270,7 @@ impl Int8Vectors {
     /// x86-64 CPUs with AVX-512 (BW) or AVX2 (detected at run time, cached by std), for those, where LLVM
     /// vectorises the kernel ([`dot_i16_i8`]) four or two times as wide. Dispatching once per scan rather than
     /// per row lets the kernel and `f` inline into the loop. (AVX-512 against AVX2 on the BGB `subsection`
-    /// bundle, dense search + aggregation: see the README.)
+    /// bundle, dense search + aggregation: see docs/evaluation.md, "Native search latency".)
     pub fn scan_i8(&self, query: &[f32], mut f: impl FnMut(usize, f32)) {
         debug_assert_eq!(query.len(), self.dim as usize);
         let (q, qs) = quantize(query);

@@ -105,7 +105,7 @@ impl LearnArgs {
 }
 
 /// The default of `--shrink`: chosen so that learning from GerLayQA does not lower Recall@10 on the project's
-/// own lay questions in any mode (README, "Learning from the questions people ask").
+/// own lay questions in any mode (docs/learning.md, "The project's own lay questions").
 pub const DEFAULT_SHRINK: f32 = 0.75;
 
 /// Labelled questions ready to learn from, and what was left out of the file.

@@ -716,9 +716,9 @@ pub fn weighted_terms(
     terms
 }
 
-/// The text embedded for the second query vector of dense expansion (`paragraf eval`, measured in the README):
-/// the added words first, so a question cut at the encoder's length limit keeps them; the query alone when
-/// nothing was added.
+/// The text embedded for the second query vector of dense expansion (`paragraf eval`, measured in
+/// docs/query-expansion.md): the added words first, so a question cut at the encoder's length limit keeps them; the
+/// query alone when nothing was added.
 pub fn expanded_text(query: &str, expansions: &[Expansion]) -> String {
     let words: Vec<&str> = expansions
         .iter()

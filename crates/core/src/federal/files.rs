@@ -2,7 +2,7 @@
 //!
 //! [`FederalIndex`] holds everything in memory, which is right for the CLI but not for a page over a 50 Mbit/s
 //! link: 100,000 sections of federal law are about 150 MB of float vectors and tens of MB of postings. The
-//! browser's layout, chosen by measurement (README, "All federal law"):
+//! browser's layout, chosen by measurement (docs/all-laws.md, "All laws in the browser"):
 //!
 //! - **One head file** (`federal.<hash>.pgb`, magic `PGRF-FHD`): the laws and, per section, its law and
 //!   designation (enough to show a result before any law text is fetched); and the BM25 dictionary (vocabulary

@@ -17,7 +17,7 @@
 //!   (scores, not ranks: an exact match far ahead of the rest stays ahead).
 //!
 //! The score is linear in these features; its weights were chosen by coordinate ascent on the tuning half of
-//! the project's own cross-law questions (`paragraf eval --among … --fit-routing`, README "Which law?").
+//! the project's own cross-law questions (`paragraf eval --among … --fit-routing`, docs/all-laws.md, "Which law?").
 
 use std::collections::HashMap;
 
@@ -259,7 +259,7 @@ impl RoutingWeights {
 
     /// The weights the app, `paragraf search` and MCP route with: fit on the tuning half of
     /// `tests/data/lay-questions-federal-tune.json` over all 6,877 laws, BM25
-    /// (`paragraf eval --among <all laws> --questions … --fit-routing`, README "Which law?").
+    /// (`paragraf eval --among <all laws> --questions … --fit-routing`, docs/all-laws.md, "Which law?").
     pub const DEFAULT: RoutingWeights = RoutingWeights {
         global: 1.0,
         within_law: 0.1,

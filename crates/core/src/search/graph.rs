@@ -22,8 +22,8 @@ use super::Hit;
 use crate::law::{Law, RefTarget};
 
 /// The graph weight the app applies when the user switches the citation graph on: what 5-fold cross-validation on
-/// the dev questions chose for the small-unit strategies (README, "Graph-aware ranking"): 0.5 for dense search,
-/// 0.25 for hybrid; BM25 gained nothing, so it stays 0.
+/// the dev questions chose for the small-unit strategies (docs/citations.md, "Graph-aware ranking"): 0.5 for dense
+/// search, 0.25 for hybrid; BM25 gained nothing, so it stays 0.
 pub fn cross_validated_weight(mode: crate::engine::Mode) -> f32 {
     match mode {
         crate::engine::Mode::Dense => 0.5,
