@@ -6,6 +6,7 @@
 // deleted, so the cache holds one build (the BGB's 21 bundles alone are ~100 MB) instead of every build ever seen.
 const CACHE = "paragraf-v1";
 const HASHED = /[.-][0-9a-f]{16}(_bg)?\.(wasm|js|css|pgb)$/;
+const PROXY_PATH = /\/(health|v1\/embed)$/;
 
 self.addEventListener("install", () => self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
@@ -15,6 +16,8 @@ self.addEventListener("fetch", (event) => {
   if (request.method !== "GET") return;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin) return; // the query-embedding proxy is never cached
+  // Nor is it on the site's own origin (`paragraf serve`): its /health must say whether it is there now.
+  if (PROXY_PATH.test(url.pathname)) return;
   if (HASHED.test(url.pathname)) {
     event.respondWith(
       caches.open(CACHE).then((cache) =>

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: set-up, the BGB bundles, the browser app, then serve both on http://127.0.0.1:8080 together with
-# the query-embedding proxy. PARAGRAF_STRATEGIES picks the strategies (default: the three structural ones that
+# The main job: set-up, the BGB bundles, the browser app, then `paragraf serve` on http://127.0.0.1:8080: the app,
+# the bundles and the query-embedding endpoint on one origin.
+# PARAGRAF_STRATEGIES picks the strategies (default: the three structural ones that
 # retrieve best, ~5 minutes from a cold cache; `all` builds the 21 in about half an hour on 2 cores). Interrupted
 # builds resume from the embedding cache.
 # PARAGRAF_MODEL=embeddinggemma (or embeddinggemma@256) builds with EmbeddingGemma-300m instead of e5: better
@@ -69,10 +70,8 @@ fi
 
 printf '\n==> building the browser app into dist/\n'
 scripts/web_build.sh
-ln -sfn ../out/bundles dist/bundles
 
-printf '\n==> serving http://127.0.0.1:%s (app + bundles) and the proxy on 127.0.0.1:8787; Ctrl-C stops both\n' "$port"
-./target/debug/paragraf proxy --model "$model" --allow-origin "http://127.0.0.1:$port" --allow-origin "http://localhost:$port" &
-proxy=$!
-trap 'kill $proxy 2>/dev/null' EXIT
-python3 -m http.server "$port" --bind 127.0.0.1 --directory dist
+# One origin for the app, the bundles (at /bundles/) and the query embeddings of the bundles' model (none for
+# BM25-only bundles): no CORS set-up, and the app finds its proxy in the index.html it is served.
+printf '\n==> serving http://127.0.0.1:%s (app, bundles, query embeddings); Ctrl-C stops it\n' "$port"
+exec ./target/debug/paragraf serve dist --bundles out/bundles --bind "127.0.0.1:$port"

@@ -20,7 +20,7 @@ if ! ./target/debug/paragraf model info >/dev/null 2>&1; then
 fi
 
 # The browser app: Trunk, wasm-bindgen at exactly the version in Cargo.lock, Chromium + chromedriver for the
-# end-to-end test. No wasm-opt: Debian's binaryen 108 miscompiles the reference-types table (README, Browser app).
+# end-to-end test. No wasm-opt: Debian's binaryen 108 miscompiles the reference-types table (docs/app.md).
 step "fetching crates for every target (Trunk builds offline)"
 cargo fetch --locked
 
@@ -44,6 +44,9 @@ command -v chromium >/dev/null || missing+=(chromium)
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
 # prlimit caps the fuzz run's child processes (tests/integration/fuzz.rs).
 command -v prlimit >/dev/null || missing+=(util-linux)
+# nginx runs the static-host configuration docs/serving.md documents (tests/integration/serve.rs); its package
+# does not start a service.
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
 # OpenThesaurus (LGPL) for query expansion: `paragraf build --thesaurus` reads it from here by default.
 [ -f /usr/share/openthesaurus-de/openthesaurus.txt ] || missing+=(openthesaurus-de-text)
 if [ ${#missing[@]} -gt 0 ]; then

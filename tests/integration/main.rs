@@ -13,5 +13,6 @@ mod mcp;
 mod proxy;
 mod search;
 mod search_cli;
+mod serve;
 mod util;
 mod web;

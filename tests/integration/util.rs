@@ -92,33 +92,53 @@ pub fn build_args(law: &Path, strategies: &str, out: &Path) -> Vec<String> {
     .to_vec()
 }
 
-/// A running `paragraf proxy` with the real model on a free loopback port; dropping it kills the process.
-/// Its stderr is collected in the background (a full pipe would stall the server).
+/// A running `paragraf proxy` (or `paragraf serve`: [`Server`]) on a free loopback port; dropping it kills the
+/// process. Its stderr is collected in the background (a full pipe would stall the server).
 pub struct Proxy {
     pub child: Child,
     pub addr: SocketAddr,
+    /// The first line on stderr: the start-up line.
+    pub started: String,
     stderr: Option<JoinHandle<String>>,
 }
 
+/// `paragraf serve` runs as the proxy does.
+pub type Server = Proxy;
+
 impl Proxy {
+    /// `paragraf proxy` with the real e5 model and `args`.
     pub fn start(args: &[&str]) -> Proxy {
         Proxy::start_with_env(args, &[])
     }
 
     pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Proxy {
+        let mut all: Vec<String> = vec!["proxy".into(), "--bind".into(), "127.0.0.1:0".into()];
+        all.push("--model".into());
+        all.push(model_path().display().to_string());
+        all.extend(args.iter().map(|a| a.to_string()));
+        Proxy::spawn(&all, env)
+    }
+
+    /// `paragraf` with exactly `args` (a server that binds a free port and says so on stdout).
+    pub fn spawn(args: &[String], env: &[(&str, &str)]) -> Proxy {
         let mut child = paragraf()
-            .args(["proxy", "--bind", "127.0.0.1:0", "--model"])
-            .arg(model_path())
             .args(args)
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("start paragraf proxy");
-        let mut pipe = child.stderr.take().unwrap();
+            .expect("start paragraf");
+        let (first, first_line) = std::sync::mpsc::channel();
+        let pipe = child.stderr.take().unwrap();
         let stderr = std::thread::spawn(move || {
             let mut text = String::new();
-            let _ = pipe.read_to_string(&mut text);
+            let mut reader = BufReader::new(pipe);
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_ok() {
+                let _ = first.send(line.trim_end().to_owned());
+                text.push_str(&line);
+            }
+            let _ = reader.read_to_string(&mut text);
             text
         });
         let mut line = String::new();
@@ -128,15 +148,22 @@ impl Proxy {
         let mut proxy = Proxy {
             child,
             addr: "127.0.0.1:0".parse().unwrap(),
+            started: String::new(),
             stderr: Some(stderr),
         };
         match line.trim().strip_prefix("listening on http://") {
             Some(addr) => proxy.addr = addr.parse().unwrap(),
             None => {
                 let _ = proxy.child.wait();
-                panic!("proxy did not start: {line:?}\n{}", proxy.stderr());
+                panic!(
+                    "paragraf {args:?} did not start: {line:?}\n{}",
+                    proxy.stderr()
+                );
             }
         }
+        proxy.started = first_line
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_default();
         proxy
     }
 

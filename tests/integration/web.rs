@@ -2539,3 +2539,126 @@ fn all_laws_cold_start_over_a_throttled_link() {
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }
+
+/// `paragraf serve` as `scripts/main.sh` runs it: the built app, the bundles at /bundles/ and the query vectors on
+/// one origin. The app finds the endpoint in the `index.html` it is served (no `proxy=` in the URL, no
+/// `--allow-origin`), a dense search gets its vector from the server, and the page's files arrive compressed
+/// with the right types. With `--no-proxy` the same page asks no endpoint and searches in the browser.
+#[test]
+fn paragraf_serve_serves_app_bundles_and_query_vectors_on_one_origin() {
+    let model = crate::util::model_path();
+    let serve = |extra: &[&str]| {
+        let mut args = vec!["serve".to_string(), dist().display().to_string()];
+        args.extend(["--bundles".into(), gg_bundles().display().to_string()]);
+        args.extend(["--bind".into(), "127.0.0.1:0".into()]);
+        args.extend(extra.iter().map(|a| a.to_string()));
+        crate::util::Server::spawn(&args, &[])
+    };
+    let server = serve(&["--model", model.to_str().unwrap()]);
+    assert!(
+        server
+            .started
+            .contains("query embeddings at /v1/embed with intfloat/multilingual-e5-small"),
+        "{}",
+        server.started
+    );
+    let origin = server.url();
+    let browser = Browser::start();
+    browser.goto(&format!(
+        "{origin}/?mode=dense&q={}",
+        crate::util::form_encode("Freiheit der Meinungsäußerung und der Presse")
+    ));
+    let meta = browser.wait_text("#result-meta", "dense results", |t| {
+        t.contains("Strategie section")
+    });
+    let source = browser.script(
+        "return document.getElementById('result-meta').dataset.vector",
+        json!([]),
+    );
+    assert_eq!(source, json!("server"), "{meta}");
+    assert!(meta.contains("über den Server"), "{meta}");
+    let headings = browser.text(".results").unwrap();
+    assert!(
+        headings.contains("Art 5") || headings.contains("Art. 5"),
+        "{headings}"
+    );
+    // What the browser received: wasm as application/wasm, the app's text and the bundles compressed.
+    let served: Value = browser.script(
+        "return performance.getEntriesByType('resource').map(e => [e.name, e.encodedBodySize, e.decodedBodySize]);",
+        json!([]),
+    );
+    let compressed = |needle: &str| {
+        served.as_array().unwrap().iter().any(|e| {
+            e[0].as_str().unwrap().contains(needle)
+                && e[1].as_f64().unwrap() < e[2].as_f64().unwrap()
+        })
+    };
+    assert!(compressed("_bg.wasm"), "{served}");
+    // The bundles went through the service worker, whose answers the timeline lists decoded: asked directly.
+    let law_file = served
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e[0].as_str())
+        .find(|name| name.contains("/bundles/GG.law."))
+        .expect("the law bundle was fetched")
+        .to_owned();
+    let answer = ureq::get(&law_file)
+        .header("Accept-Encoding", "gzip, deflate, br, zstd")
+        .call()
+        .unwrap();
+    assert_eq!(
+        answer
+            .headers()
+            .get("content-encoding")
+            .map(|v| v.to_str().unwrap()),
+        Some("br")
+    );
+    assert_eq!(
+        answer
+            .headers()
+            .get("cache-control")
+            .map(|v| v.to_str().unwrap()),
+        Some("public, max-age=31536000, immutable")
+    );
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+    drop(server);
+
+    // Files only: the page names no endpoint and asks none. These bundles carry no in-browser encoder, so the
+    // search is lexical, without a failed request (no console error for a missing /health).
+    let files_only = serve(&["--no-proxy"]);
+    assert!(
+        files_only
+            .started
+            .contains("no query embeddings (--no-proxy)"),
+        "{}",
+        files_only.started
+    );
+    let html = ureq::get(&format!("{}/", files_only.url()))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    assert!(
+        html.contains(r#"<meta name="paragraf-proxy" content="">"#),
+        "{html}"
+    );
+    browser.goto(&format!(
+        "{}/?mode=hybrid&q={}",
+        files_only.url(),
+        crate::util::form_encode("Freiheit der Meinungsäußerung und der Presse")
+    ));
+    let meta = browser.wait_text("#result-meta", "lexical results", |t| {
+        t.contains("Strategie section")
+    });
+    assert!(meta.contains("nur lexikalisch"), "{meta}");
+    let errors = browser.console_errors(&[]);
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+    let asked: Value = browser.script(
+        "return performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('health') || n.includes('/v1/'));",
+        json!([]),
+    );
+    assert_eq!(asked, json!([]), "no endpoint was asked");
+}

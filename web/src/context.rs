@@ -75,6 +75,17 @@ pub struct Ctx {
     pub law_finder: LocalResource<Result<Option<Rc<LawFinder>>, Failure>>,
 }
 
+/// The proxy the serving page names ([`paragraf_core::api::PROXY_META_NAME`]; `paragraf serve` writes it): `./`
+/// for its own origin, empty for none.
+fn page_proxy() -> Option<String> {
+    let selector = format!(r#"meta[name="{}"]"#, paragraf_core::api::PROXY_META_NAME);
+    web_sys::window()?
+        .document()?
+        .query_selector(&selector)
+        .ok()??
+        .get_attribute("content")
+}
+
 fn storage() -> Option<web_sys::Storage> {
     web_sys::window().and_then(|w| w.local_storage().ok().flatten())
 }
@@ -119,6 +130,7 @@ impl Ctx {
                 .proxy
                 .clone()
                 .or(saved_proxy)
+                .or_else(page_proxy)
                 .unwrap_or_else(|| crate::DEFAULT_PROXY_URL.to_string()),
         );
         let data = RwSignal::new(start.data.clone());
@@ -169,8 +181,10 @@ impl Ctx {
             }
         });
         let proxy = LocalResource::new(move || {
-            let needed = mode.get() != Mode::Bm25 && encoder_choice.get().uses_server();
             let url = proxy_url.get();
+            // An empty address: the site has no proxy (`paragraf serve --no-proxy`), so none is asked.
+            let needed =
+                mode.get() != Mode::Bm25 && encoder_choice.get().uses_server() && !url.is_empty();
             async move {
                 if needed && untracked(manifest).await.is_ok_and(|m| m.has_vectors()) {
                     Some(load::proxy(url).await)

@@ -15,7 +15,8 @@ paragraf model fetch                         get the multilingual-e5-small model
 paragraf corpus stats BGB                    parse the official XML and check what was read\n  \
 paragraf build --law BGB --out out/bundles   chunk, embed and write the bundles the app loads\n  \
 paragraf eval --bundles out/bundles          compare strategies on GerLayQA questions\n  \
-paragraf proxy --allow-origin https://…      serve query embeddings to the browser app\n\n\
+paragraf serve dist --bundles out/bundles    serve the app, the bundles and query embeddings\n  \
+paragraf proxy --allow-origin https://…      serve query embeddings to a static site elsewhere\n\n\
 Laws given by abbreviation are read from --corpus-dir (PARAGRAF_CORPUS)."
 )]
 struct Cli {
@@ -49,6 +50,9 @@ enum Command {
     Embed(cmd::embed::EmbedArgs),
     /// Serve query embeddings over HTTP for the browser app (`paragraf proxy bench`: load-test it).
     Proxy(Box<cmd::proxy::ProxyArgs>),
+    /// Serve the built app, a bundle folder and query embeddings on one origin (`paragraf serve dist --bundles
+    /// out/bundles`).
+    Serve(Box<cmd::serve::ServeArgs>),
     /// Search the bundles from the terminal: the app's engine and defaults (`--json` for scripts).
     Search(Box<cmd::search::SearchArgs>),
     /// Show one section from the law bundle: Absätze, sentences, citations both ways, official link.
@@ -130,6 +134,10 @@ fn exit_code(error: &anyhow::Error) -> i32 {
             || cause.is::<paragraf_core::names::NameError>()
             || cause.is::<paragraf_core::strategy::UnknownStrategy>()
             || cause.is::<serde_json::Error>()
+            || cause.is::<paragraf_proxy::ConfigError>()
+            || cause
+                .downcast_ref::<paragraf_proxy::ServeError>()
+                .is_some_and(|e| matches!(e, paragraf_proxy::ServeError::Config(_)))
     });
     if data {
         2
@@ -149,6 +157,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Model(args) => cmd::model::run(args),
         Command::Embed(args) => cmd::embed::run(args),
         Command::Proxy(args) => cmd::proxy::run(*args),
+        Command::Serve(args) => cmd::serve::run(*args),
         Command::Search(args) => cmd::search::run(*args),
         Command::Show(args) => cmd::show::run(*args),
         Command::Mcp(args) => cmd::mcp::run(*args),

@@ -19,6 +19,11 @@ pub const EMBED_PATH: &str = "/v1/embed";
 /// Path of the health endpoint.
 pub const HEALTH_PATH: &str = "/health";
 
+/// The `<meta name=… content=…>` through which a server tells the app where its proxy is: `paragraf serve`
+/// writes it into the `index.html` it serves, `./` when it embeds queries itself (same origin), empty when it
+/// does not (the app then asks no proxy unless the user names one).
+pub const PROXY_META_NAME: &str = "paragraf-proxy";
+
 /// Vector encoding of the answer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -425,6 +425,17 @@ impl Manifest {
         !self.bundles.is_empty()
     }
 
+    /// The embedding models of its bundles, each once, in the order they first appear.
+    pub fn models(&self) -> Vec<String> {
+        let mut models: Vec<String> = Vec::new();
+        for bundle in &self.bundles {
+            if !models.contains(&bundle.model) {
+                models.push(bundle.model.clone());
+            }
+        }
+        models
+    }
+
     /// The strategy bundles of a law.
     pub fn bundles_of<'a>(&'a self, law: &'a str) -> impl Iterator<Item = &'a BundleEntry> + 'a {
         self.bundles.iter().filter(move |b| b.law == law)

@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::error::ConfigError;
+use crate::site::SiteConfig;
 
 /// Everything that shapes the server's behaviour. [`Config::default`] holds the documented defaults.
 #[derive(Clone, Debug)]
@@ -51,6 +52,8 @@ pub struct Config {
     pub log_queries: bool,
     /// After SIGINT/SIGTERM, longest wait for in-flight requests before exiting anyway.
     pub shutdown_grace: Duration,
+    /// The app and bundles to serve on the same origin (`paragraf serve`); `None`: the endpoints alone.
+    pub site: Option<SiteConfig>,
 }
 
 /// Default listen address: loopback only, so nothing is exposed until the operator decides to.
@@ -83,6 +86,7 @@ impl Default for Config {
             cache_size: 4096,
             log_queries: false,
             shutdown_grace: Duration::from_secs(10),
+            site: None,
         }
     }
 }

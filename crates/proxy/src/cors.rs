@@ -20,22 +20,39 @@ pub struct CorsPolicy {
     any: bool,
     origins: HashSet<String>,
     dev: bool,
+    /// The server's own pages (`paragraf serve`) may call it.
+    same_origin: bool,
 }
 
 impl CorsPolicy {
-    /// A policy from the configured list (`*` allows every origin) and the dev switch (local origins).
-    pub fn new(origins: &[String], dev: bool) -> Self {
+    /// A policy from the configured list (`*` allows every origin), the dev switch (local origins) and whether
+    /// the server's own pages may call it (`paragraf serve`).
+    pub fn new(origins: &[String], dev: bool, same_origin: bool) -> Self {
         CorsPolicy {
             any: origins.iter().any(|o| o == "*"),
             origins: origins.iter().filter(|o| *o != "*").cloned().collect(),
             dev,
+            same_origin,
         }
     }
 
-    /// Whether `origin` (the `Origin` header's value) is allowed.
-    pub fn allows(&self, origin: &str) -> bool {
-        self.any || self.origins.contains(origin) || (self.dev && is_local_origin(origin))
+    /// Whether `origin` (the `Origin` header's value) is allowed for a request to `host` (its `Host` header).
+    pub fn allows(&self, origin: &str, host: Option<&str>) -> bool {
+        self.any
+            || self.origins.contains(origin)
+            || (self.dev && is_local_origin(origin))
+            || (self.same_origin && host.is_some_and(|host| is_same_origin(origin, host)))
     }
+}
+
+/// An origin of this very server: a browser sends the page's origin, and the page was served by the host the
+/// request goes to.
+fn is_same_origin(origin: &str, host: &str) -> bool {
+    ["http://", "https://"].iter().any(|scheme| {
+        origin
+            .strip_prefix(scheme)
+            .is_some_and(|authority| authority.eq_ignore_ascii_case(host))
+    })
 }
 
 /// `http://localhost`, `http://127.0.0.1` or `http://[::1]`, with any port.
@@ -86,7 +103,11 @@ pub async fn cors(State(policy): State<Arc<CorsPolicy>>, request: Request, next:
             .append(header::VARY, HeaderValue::from_static("origin"));
         return response;
     };
-    if !origin.to_str().is_ok_and(|o| policy.allows(o)) {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok());
+    if !origin.to_str().is_ok_and(|o| policy.allows(o, host)) {
         return refuse("this origin is not allowed to use the proxy (the operator can add it with --allow-origin)");
     }
     let preflight = request.method() == Method::OPTIONS
@@ -129,21 +150,31 @@ mod tests {
 
     #[test]
     fn allowlist_and_dev_origins() {
-        let policy = CorsPolicy::new(&["https://paragraf.example".into()], false);
-        assert!(policy.allows("https://paragraf.example"));
-        assert!(!policy.allows("https://paragraf.example.evil"));
+        let policy = CorsPolicy::new(&["https://paragraf.example".into()], false, false);
+        assert!(policy.allows("https://paragraf.example", None));
+        assert!(!policy.allows("https://paragraf.example.evil", None));
         assert!(
-            !policy.allows("http://localhost:8080"),
+            !policy.allows("http://localhost:8080", None),
             "local origins need --dev"
         );
-        let dev = CorsPolicy::new(&[], true);
+        assert!(
+            !policy.allows("http://127.0.0.1:8080", Some("127.0.0.1:8080")),
+            "the own origin only for `paragraf serve`"
+        );
+        let site = CorsPolicy::new(&[], false, true);
+        assert!(site.allows("http://127.0.0.1:8080", Some("127.0.0.1:8080")));
+        assert!(site.allows("https://Paragraf.example", Some("paragraf.example")));
+        assert!(!site.allows("http://127.0.0.1:8081", Some("127.0.0.1:8080")));
+        assert!(!site.allows("http://evil.example", Some("127.0.0.1:8080")));
+        assert!(!site.allows("http://127.0.0.1:8080", None));
+        let dev = CorsPolicy::new(&[], true, false);
         for ok in [
             "http://localhost:8080",
             "http://127.0.0.1:3000",
             "http://[::1]:1",
             "http://localhost",
         ] {
-            assert!(dev.allows(ok), "{ok}");
+            assert!(dev.allows(ok, None), "{ok}");
         }
         for bad in [
             "https://localhost:8080",
@@ -152,8 +183,8 @@ mod tests {
             "http://localhost:80x",
             "null",
         ] {
-            assert!(!dev.allows(bad), "{bad}");
+            assert!(!dev.allows(bad, None), "{bad}");
         }
-        assert!(CorsPolicy::new(&["*".into()], false).allows("null"));
+        assert!(CorsPolicy::new(&["*".into()], false, false).allows("null", None));
     }
 }

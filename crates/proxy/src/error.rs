@@ -21,7 +21,7 @@ pub enum ServeError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The listen address could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}: {source}{}", bind_hint(.source))]
     Bind {
         /// The address asked for.
         addr: std::net::SocketAddr,
@@ -31,6 +31,20 @@ pub enum ServeError {
     /// Other I/O failure while serving (runtime start, accept loop).
     #[error("proxy I/O error: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// What to do about the usual reasons a port cannot be bound.
+fn bind_hint(error: &std::io::Error) -> &'static str {
+    match error.kind() {
+        std::io::ErrorKind::AddrInUse => {
+            ". Most likely another server (an earlier `paragraf serve` or `paragraf proxy`?) runs there: stop it, \
+             or choose another port with --bind"
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            ". Ports below 1024 need privileges: choose a port above 1024 with --bind"
+        }
+        _ => "",
+    }
 }
 
 /// An HTTP error answer: status, stable code, human message and optionally `Retry-After` seconds.

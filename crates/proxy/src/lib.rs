@@ -8,6 +8,9 @@
 //! a global concurrency gate sized to the cores, timeouts and an LRU cache of recent query vectors. Query text
 //! never reaches the logs unless the operator opts in.
 //!
+//! `paragraf serve` runs the same server with a [`site::SiteConfig`]: the built app and a bundle folder on the
+//! same origin as the endpoints (or without models: the site alone).
+//!
 //! The server is generic over [`paragraf_embed::EmbeddingBackend`], so the same code serves the local e5 and
 //! EmbeddingGemma encoders or any other backend (and tests use small deterministic ones).
 
@@ -21,6 +24,7 @@ mod error;
 mod limit;
 mod models;
 mod server;
+pub mod site;
 
 pub use config::{default_concurrency, Config, DEFAULT_BIND};
 pub use error::{ApiError, ConfigError, ServeError};

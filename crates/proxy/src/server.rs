@@ -32,6 +32,7 @@ use crate::cors::{cors, CorsPolicy};
 use crate::error::{ApiError, ServeError};
 use crate::limit::{client_key, Gate, LogThrottle, RateLimiter, REFUSAL_LOG_INTERVAL};
 use crate::models::{check_models, Served};
+use crate::site::Site;
 use paragraf_core::api::{EmbedResponse, Health, Payload, EMBED_PATH, HEALTH_PATH};
 
 /// Version reported by `/health`.
@@ -47,9 +48,33 @@ struct AppState {
     client_ip_header: Option<HeaderName>,
 }
 
-/// Builds the router for `backends` (checked, the default first) under `config` (already validated).
-fn router(config: Config, backends: Vec<Arc<dyn EmbeddingBackend>>) -> Router {
-    let policy = Arc::new(CorsPolicy::new(&config.allow_origins, config.dev));
+/// Builds the router for `backends` (checked, the default first; none: no endpoints) and `site` under
+/// `config` (already validated).
+fn router(config: Config, backends: Vec<Arc<dyn EmbeddingBackend>>, site: Option<Site>) -> Router {
+    let policy = Arc::new(CorsPolicy::new(
+        &config.allow_origins,
+        config.dev,
+        site.is_some(),
+    ));
+    let mut router = if backends.is_empty() {
+        Router::new()
+    } else {
+        endpoints(config, backends)
+    };
+    router = match site {
+        Some(site) => {
+            let site = Arc::new(site);
+            router.fallback(move |request: Request<Body>| Arc::clone(&site).serve(request))
+        }
+        None => router.fallback(|| async {
+            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        }),
+    };
+    router.layer(axum::middleware::from_fn_with_state(policy, cors))
+}
+
+/// `/v1/embed` and `/health` for `backends` (at least one).
+fn endpoints(config: Config, backends: Vec<Arc<dyn EmbeddingBackend>>) -> Router {
     let cache = Arc::new(VectorCache::new(config.cache_size));
     let gate = Arc::new(Gate::new(
         config.max_concurrency,
@@ -75,9 +100,6 @@ fn router(config: Config, backends: Vec<Arc<dyn EmbeddingBackend>>) -> Router {
     Router::new()
         .route(EMBED_PATH, post(embed))
         .route(HEALTH_PATH, get(health))
-        .fallback(|| async {
-            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
-        })
         .method_not_allowed_fallback(|| async {
             ApiError::new(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -86,7 +108,6 @@ fn router(config: Config, backends: Vec<Arc<dyn EmbeddingBackend>>) -> Router {
             )
         })
         .with_state(state)
-        .layer(axum::middleware::from_fn_with_state(policy, cors))
 }
 
 async fn health(State(state): State<Arc<AppState>>) -> Response {
@@ -305,15 +326,23 @@ pub struct Server {
 }
 
 impl Server {
-    /// Validates `config` and the models to serve (`backends`, the default first; each model id once), binds
-    /// the address and prepares the routes (call [`Server::run`] to serve).
+    /// Validates `config`, the models to serve (`backends`, the default first; each model id once; none only
+    /// with a site) and the site's folders, binds the address and prepares the routes (call [`Server::run`] to
+    /// serve).
     pub async fn bind(
         config: Config,
         backends: Vec<Arc<dyn EmbeddingBackend>>,
     ) -> Result<Server, ServeError> {
         config.validate()?;
         let ids: Vec<&str> = backends.iter().map(|b| b.model_id()).collect();
-        check_models(&ids)?;
+        if !(ids.is_empty() && config.site.is_some()) {
+            check_models(&ids)?;
+        }
+        let site = config
+            .site
+            .as_ref()
+            .map(|site| Site::open(site, !ids.is_empty(), config.max_concurrency))
+            .transpose()?;
         let addr = config.bind;
         let listener = TcpListener::bind(addr)
             .await
@@ -325,7 +354,7 @@ impl Server {
             grace: config.shutdown_grace,
             header_timeout: config.header_timeout,
             max_connections: config.max_connections,
-            router: router(config, backends),
+            router: router(config, backends, site),
         })
     }
 

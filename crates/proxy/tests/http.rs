@@ -1218,3 +1218,322 @@ async fn every_refusal_is_logged_once_per_client_per_interval() {
         lines[0]
     );
 }
+
+// ---- `paragraf serve`: the site next to the endpoints ----
+
+const WASM_NAME: &str = "paragraf-web-dc55ed44f1ab0d6b_bg.wasm";
+const BUNDLE_NAME: &str = "BGB.law.5df684a425f80468.pgb";
+
+/// An app folder (index.html, a content-hashed wasm, sw.js) and a bundle folder, in a temporary folder that also
+/// holds a file outside both.
+fn site_folders() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("dist");
+    let bundles = dir.path().join("bundles");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::create_dir_all(&bundles).unwrap();
+    std::fs::write(
+        app.join("index.html"),
+        "<!DOCTYPE html><html><head><title>Paragraf</title></head><body></body></html>",
+    )
+    .unwrap();
+    std::fs::write(app.join(WASM_NAME), wasm_bytes()).unwrap();
+    std::fs::write(
+        app.join("sw.js"),
+        "self.addEventListener('fetch', () => {});",
+    )
+    .unwrap();
+    std::fs::write(
+        bundles.join("manifest.json"),
+        "{\"laws\": [], \"bundles\": []}",
+    )
+    .unwrap();
+    std::fs::write(bundles.join(BUNDLE_NAME), wasm_bytes()).unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "SECRET").unwrap();
+    dir
+}
+
+/// 64 KiB that compress (repeating text with some variety).
+fn wasm_bytes() -> Vec<u8> {
+    (0..4096)
+        .flat_map(|i: u32| {
+            format!("{:08x}-paragraf", i.wrapping_mul(2_654_435_761) % 97).into_bytes()
+        })
+        .take(64 << 10)
+        .collect()
+}
+
+fn site_config(dir: &std::path::Path) -> Config {
+    Config {
+        site: Some(paragraf_proxy::site::SiteConfig {
+            root: dir.join("dist"),
+            bundles: Some(dir.join("bundles")),
+            compressed_cache_bytes: 1 << 20,
+        }),
+        header_timeout: Duration::from_millis(500),
+        ..test_config()
+    }
+}
+
+async fn get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Answer {
+    request(addr, "GET", path, headers, b"").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn site_serves_app_and_bundles_with_types_compression_caching_and_ranges() {
+    let dir = site_folders();
+    let server = start(site_config(dir.path()), Arc::default()).await;
+    let addr = server.addr;
+
+    // index.html: names this origin as the proxy, revalidated on every use.
+    let index = get(addr, "/", &[]).await;
+    assert_eq!(index.status, 200);
+    assert_eq!(
+        index.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(index.header("cache-control"), Some("no-cache"));
+    let html = String::from_utf8(index.body.clone()).unwrap();
+    assert!(
+        html.contains(r#"<meta name="paragraf-proxy" content="./"></head>"#),
+        "{html}"
+    );
+    let etag = index.header("etag").unwrap().to_owned();
+    let again = get(addr, "/index.html", &[("If-None-Match", &etag)]).await;
+    assert_eq!((again.status, again.body.len()), (304, 0));
+
+    // The wasm: its type, immutable (content-hashed), brotli when accepted, else gzip, else as it is.
+    let wasm_path = format!("/{WASM_NAME}");
+    let plain = get(addr, &wasm_path, &[]).await;
+    assert_eq!(plain.status, 200);
+    assert_eq!(plain.header("content-type"), Some("application/wasm"));
+    assert_eq!(
+        plain.header("cache-control"),
+        Some("public, max-age=31536000, immutable")
+    );
+    assert_eq!(plain.header("content-encoding"), None);
+    assert_eq!(plain.body, wasm_bytes());
+    let br = get(
+        addr,
+        &wasm_path,
+        &[("Accept-Encoding", "gzip, deflate, br")],
+    )
+    .await;
+    assert_eq!(br.header("content-encoding"), Some("br"));
+    assert_eq!(br.header("vary"), Some("accept-encoding"));
+    assert!(
+        br.body.len() * 4 < wasm_bytes().len(),
+        "{} bytes",
+        br.body.len()
+    );
+    let mut unpacked = Vec::new();
+    std::io::Read::read_to_end(
+        &mut brotli::Decompressor::new(&br.body[..], 4096),
+        &mut unpacked,
+    )
+    .unwrap();
+    assert_eq!(unpacked, wasm_bytes());
+    let gz = get(addr, &wasm_path, &[("Accept-Encoding", "gzip")]).await;
+    assert_eq!(gz.header("content-encoding"), Some("gzip"));
+    let mut unpacked = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(&gz.body[..]),
+        &mut unpacked,
+    )
+    .unwrap();
+    assert_eq!(unpacked, wasm_bytes());
+    assert_ne!(br.header("etag"), gz.header("etag"), "one tag per coding");
+    assert_ne!(br.header("etag"), plain.header("etag"));
+
+    // HEAD: the same head, no body.
+    let head = request(addr, "HEAD", &wasm_path, &[("Accept-Encoding", "br")], b"").await;
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+    assert_eq!(
+        head.header("content-length").unwrap(),
+        br.body.len().to_string()
+    );
+
+    // Bundles at /bundles/, by byte range too (ranges are served uncompressed).
+    let bundle = format!("/bundles/{BUNDLE_NAME}");
+    let part = get(
+        addr,
+        &bundle,
+        &[("Range", "bytes=10-19"), ("Accept-Encoding", "br")],
+    )
+    .await;
+    assert_eq!(part.status, 206);
+    assert_eq!(part.body, wasm_bytes()[10..20]);
+    assert_eq!(
+        part.header("content-range"),
+        Some(format!("bytes 10-19/{}", wasm_bytes().len()).as_str())
+    );
+    assert_eq!(part.header("content-encoding"), None);
+    let tail = get(addr, &bundle, &[("Range", "bytes=-5")]).await;
+    assert_eq!(tail.body, wasm_bytes()[wasm_bytes().len() - 5..]);
+    let beyond = get(addr, &bundle, &[("Range", "bytes=999999-")]).await;
+    assert_eq!(beyond.status, 416);
+    assert_eq!(
+        beyond.header("content-range"),
+        Some(format!("bytes */{}", wasm_bytes().len()).as_str())
+    );
+    let manifest = get(addr, "/bundles/manifest.json", &[]).await;
+    assert_eq!(manifest.header("cache-control"), Some("no-cache"));
+    assert_eq!(manifest.header("content-type"), Some("application/json"));
+    let sw = get(addr, "/sw.js", &[]).await;
+    assert_eq!(sw.header("cache-control"), Some("no-cache"));
+    assert_eq!(
+        sw.header("content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+
+    // The endpoints on the same origin: the page's own origin may call them without any --allow-origin.
+    let own = format!("http://{addr}");
+    let embedded = post_with(addr, &[("Origin", &own)], br#"{"text": "Kaution"}"#).await;
+    assert_eq!(
+        embedded.status,
+        200,
+        "{:?}",
+        String::from_utf8_lossy(&embedded.body)
+    );
+    post_with(
+        addr,
+        &[("Origin", "http://evil.example")],
+        br#"{"text": "Kaution"}"#,
+    )
+    .await
+    .assert_error(403, "origin_not_allowed");
+    assert_eq!(get(addr, "/health", &[]).await.status, 200);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn site_refuses_bad_paths_links_out_and_other_methods() {
+    let dir = site_folders();
+    let app = dir.path().join("dist");
+    std::os::unix::fs::symlink(dir.path().join("secret.txt"), app.join("out.txt")).unwrap();
+    std::os::unix::fs::symlink(app.join("sw.js"), app.join("in.js")).unwrap();
+    let fifo = app.join("fifo.js");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let server = start(site_config(dir.path()), Arc::default()).await;
+    let addr = server.addr;
+    for (path, why) in [
+        ("/../secret.txt", "climbs out"),
+        ("/%2e%2e/secret.txt", "climbs out"),
+        ("/..%2fsecret.txt", "climbs out"),
+        ("/bundles/..%2F..%2Fsecret.txt", "climbs out"),
+        ("/.hidden", "hidden"),
+        ("/a%5c..%5csecret.txt", "backslash"),
+        ("/index.html%00.js", "control character"),
+    ] {
+        let refusal = get(addr, path, &[]).await;
+        let message = refusal.assert_error(400, "bad_path");
+        assert!(message.contains(why), "{path}: {message}");
+        assert!(!String::from_utf8_lossy(&refusal.body).contains("SECRET"));
+    }
+    let out = get(addr, "/out.txt", &[]).await;
+    assert_eq!(
+        out.assert_error(403, "outside_folder"),
+        "\"/out.txt\" is a link out of the served folder: refused"
+    );
+    assert_eq!(
+        get(addr, "/in.js", &[]).await.status,
+        200,
+        "links inside are fine"
+    );
+    let fifo = tokio::time::timeout(Duration::from_secs(5), get(addr, "/fifo.js", &[]))
+        .await
+        .expect("a FIFO is refused without being opened");
+    assert_eq!(
+        fifo.assert_error(403, "not_a_file"),
+        "\"/fifo.js\" is not a regular file: refused"
+    );
+    get(addr, "/nothing.js", &[])
+        .await
+        .assert_error(404, "not_found");
+    let put = request(addr, "PUT", "/index.html", &[], b"x").await;
+    put.assert_error(405, "method_not_allowed");
+    assert_eq!(put.header("allow"), Some("GET, HEAD"));
+
+    // A header of up to 100 MB: cut off long before, and the server keeps serving.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let mut sent = 0usize;
+    let chunk = vec![b'a'; 64 << 10];
+    let write = async {
+        stream
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: ")
+            .await?;
+        while sent < 100 << 20 {
+            stream.write_all(&chunk).await?;
+            sent += chunk.len();
+        }
+        Ok::<_, std::io::Error>(())
+    };
+    let cut = tokio::time::timeout(Duration::from_secs(30), write).await;
+    assert!(
+        matches!(cut, Ok(Err(_))),
+        "the connection was closed (sent {sent} bytes)"
+    );
+    assert!(sent < 10 << 20, "cut off after {sent} bytes");
+    // Half a request head, then silence (slowloris): closed after the header timeout.
+    let mut slow = TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let mut rest = Vec::new();
+    assert!(
+        tokio::time::timeout(Duration::from_secs(3), slow.read_to_end(&mut rest))
+            .await
+            .is_ok(),
+        "slow head was cut off"
+    );
+    assert_eq!(get(addr, "/", &[]).await.status, 200);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn site_without_models_serves_files_only_and_folders_are_checked() {
+    let dir = site_folders();
+    let server = start_models(site_config(dir.path()), Vec::new()).await;
+    let html = String::from_utf8(get(server.addr, "/", &[]).await.body).unwrap();
+    assert!(
+        html.contains(r#"<meta name="paragraf-proxy" content="">"#),
+        "no proxy named: {html}"
+    );
+    assert_eq!(get(server.addr, "/health", &[]).await.status, 404);
+    server.shutdown().await;
+
+    let refused = |config: Config| async move {
+        match Server::bind(config, Vec::new()).await {
+            Ok(_) => panic!("bound"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let mut no_index = site_config(dir.path());
+    std::fs::remove_file(dir.path().join("dist/index.html")).unwrap();
+    assert_eq!(
+        refused(no_index.clone()).await,
+        format!(
+            "invalid proxy configuration: the app's folder {} has no index.html. Most likely the app is not built yet: scripts/web_build.sh builds it into dist/",
+            dir.path().join("dist").display()
+        )
+    );
+    std::fs::write(dir.path().join("dist/index.html"), "<html></html>").unwrap();
+    std::fs::remove_file(dir.path().join("bundles/manifest.json")).unwrap();
+    assert_eq!(
+        refused(no_index.clone()).await,
+        format!(
+            "invalid proxy configuration: the bundle folder {} has no manifest.json. Most likely it is not a bundle folder: `paragraf build --law BGB --out <folder>` makes one",
+            dir.path().join("bundles").display()
+        )
+    );
+    no_index.site = None;
+    assert_eq!(
+        refused(no_index).await,
+        "invalid proxy configuration: no model to serve; name at least one"
+    );
+}

@@ -13,4 +13,5 @@ pub mod mcp;
 pub mod model;
 pub mod proxy;
 pub mod search;
+pub mod serve;
 pub mod show;

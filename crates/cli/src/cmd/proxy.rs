@@ -23,8 +23,12 @@ use paragraf_proxy::Config;
 pub struct ProxyArgs {
     #[command(subcommand)]
     command: Option<ProxyCommand>,
+    /// Address to listen on. The default is loopback only: put a TLS-terminating reverse proxy in front for
+    /// public use.
+    #[arg(long, env = "PARAGRAF_PROXY_BIND", default_value = paragraf_proxy::DEFAULT_BIND)]
+    bind: SocketAddr,
     #[command(flatten)]
-    serve: ServeArgs,
+    endpoints: EndpointArgs,
 }
 
 #[derive(Subcommand)]
@@ -45,12 +49,9 @@ fn seconds(s: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("{s} must be a positive number of seconds"))
 }
 
+/// The endpoints' models and limits, shared by `paragraf proxy` and `paragraf serve`.
 #[derive(Args)]
-struct ServeArgs {
-    /// Address to listen on. The default is loopback only: put a TLS-terminating reverse proxy in front for
-    /// public use.
-    #[arg(long, env = "PARAGRAF_PROXY_BIND", default_value = paragraf_proxy::DEFAULT_BIND)]
-    bind: SocketAddr,
+pub(super) struct EndpointArgs {
     /// A model to serve: `e5` (multilingual-e5-small; its file is $PARAGRAF_MODEL, else the cache filled by
     /// `paragraf model fetch`), `embeddinggemma` (768 dims) or `embeddinggemma@256` (also @512, @128), or the
     /// path of an e5 model file or an EmbeddingGemma folder. Repeat the flag (or separate with commas in the env
@@ -162,40 +163,56 @@ struct BenchArgs {
 pub fn run(args: ProxyArgs) -> anyhow::Result<()> {
     match args.command {
         Some(ProxyCommand::Bench(bench)) => run_bench(bench),
-        None => serve(args.serve),
+        None => serve(args.endpoints, args.bind),
     }
 }
 
-fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    paragraf_proxy::init_logging(&args.log_level)?;
-    let config = Config {
-        bind: args.bind,
-        allow_origins: args.allow_origins,
-        dev: args.dev,
-        max_body_bytes: args.max_body_bytes,
-        max_chars: args.max_chars,
-        max_batch: args.max_batch,
-        rate_per_minute: args.rate_per_minute,
-        burst: args.burst,
-        client_ip_header: args.client_ip_header,
-        max_concurrency: args.max_concurrency,
-        pass_texts: args.pass_texts,
-        max_queue: args.max_queue,
-        queue_timeout: args.queue_timeout,
-        request_timeout: args.request_timeout,
-        header_timeout: args.header_timeout,
-        max_connections: args.max_connections,
-        cache_size: args.cache_size,
-        log_queries: args.log_queries,
-        shutdown_grace: args.shutdown_grace,
-    };
-    config.validate()?;
-    let choices = if args.model.is_empty() {
-        vec![ModelChoice::default()]
-    } else {
-        args.model
-    };
-    // Before loading anything: a model named twice would load twice only to be refused.
+impl EndpointArgs {
+    /// The models named with --model (none: the command's default).
+    pub(super) fn models(&self) -> &[ModelChoice] {
+        &self.model
+    }
+
+    /// The server's configuration (validated; no site) and the models to load.
+    pub(super) fn config(self, bind: SocketAddr) -> anyhow::Result<(Config, Vec<ModelChoice>)> {
+        paragraf_proxy::init_logging(&self.log_level)?;
+        let config = Config {
+            bind,
+            allow_origins: self.allow_origins,
+            dev: self.dev,
+            max_body_bytes: self.max_body_bytes,
+            max_chars: self.max_chars,
+            max_batch: self.max_batch,
+            rate_per_minute: self.rate_per_minute,
+            burst: self.burst,
+            client_ip_header: self.client_ip_header,
+            max_concurrency: self.max_concurrency,
+            pass_texts: self.pass_texts,
+            max_queue: self.max_queue,
+            queue_timeout: self.queue_timeout,
+            request_timeout: self.request_timeout,
+            header_timeout: self.header_timeout,
+            max_connections: self.max_connections,
+            cache_size: self.cache_size,
+            log_queries: self.log_queries,
+            shutdown_grace: self.shutdown_grace,
+            site: None,
+        };
+        config.validate()?;
+        let choices = if self.model.is_empty() {
+            vec![ModelChoice::default()]
+        } else {
+            self.model
+        };
+        Ok((config, choices))
+    }
+}
+
+/// Loads the models to serve (the default first), after checking that none is named twice (it would load twice
+/// only to be refused); with their ids and dimensions for the start-up line.
+pub(super) fn load_models(
+    choices: &[ModelChoice],
+) -> anyhow::Result<(Vec<Arc<dyn EmbeddingBackend>>, String)> {
     paragraf_proxy::check_models(
         &choices
             .iter()
@@ -203,7 +220,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .collect::<Vec<_>>(),
     )?;
     let mut backends: Vec<Arc<dyn EmbeddingBackend>> = Vec::with_capacity(choices.len());
-    for choice in &choices {
+    for choice in choices {
         let backend = choice
             .load()
             .with_context(|| format!("cannot load {choice} to serve it"))?;
@@ -218,18 +235,35 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         })
         .collect::<Vec<_>>()
         .join(", ");
+    Ok((backends, models))
+}
+
+/// Runs the server until SIGINT/SIGTERM; `started` is the start-up line on stderr, followed by the one line on
+/// stdout that scripts and tests read the bound address from (useful with port 0).
+pub(super) fn run_server(
+    config: Config,
+    backends: Vec<Arc<dyn EmbeddingBackend>>,
+    started: impl FnOnce(SocketAddr) -> String,
+) -> anyhow::Result<()> {
+    paragraf_proxy::run_blocking(config, backends, |addr| {
+        eprintln!("{}", started(addr));
+        println!("listening on http://{addr}");
+        let _ = std::io::stdout().flush();
+    })?;
+    Ok(())
+}
+
+fn serve(args: EndpointArgs, bind: SocketAddr) -> anyhow::Result<()> {
+    let (config, choices) = args.config(bind)?;
+    let (backends, models) = load_models(&choices)?;
     let origins = if config.allow_origins.is_empty() {
         "none".to_owned()
     } else {
         config.allow_origins.join(", ")
     };
-    paragraf_proxy::run_blocking(config, backends, |addr| {
-        eprintln!("paragraf proxy: models {models}; allowed origins: {origins}");
-        // The one line on stdout: scripts and tests read the bound address (useful with port 0) from it.
-        println!("listening on http://{addr}");
-        let _ = std::io::stdout().flush();
-    })?;
-    Ok(())
+    run_server(config, backends, |_| {
+        format!("paragraf proxy: models {models}; allowed origins: {origins}")
+    })
 }
 
 /// A `paragraf proxy` child process, stopped with SIGTERM (a graceful shutdown) when dropped.
