@@ -409,6 +409,9 @@ pub fn serve_static_over(roots: Vec<(String, PathBuf)>, link: Option<Link>) -> S
                                 "css" => "text/css",
                                 "json" => "application/json",
                                 "txt" => "text/plain",
+                                "svg" => "image/svg+xml",
+                                "png" => "image/png",
+                                "webmanifest" => "application/manifest+json",
                                 _ => "application/octet-stream",
                             };
                             ("200 OK", body, kind)

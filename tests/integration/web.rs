@@ -196,6 +196,29 @@ impl Browser {
         .unwrap() as usize
     }
 
+    /// axe-core's serious and critical violations on the page as it is now, one line each (rule, impact, the first
+    /// elements); axe-core comes from `tests/tools` (scripts/setup.sh installs it, pinned).
+    fn accessibility_violations(&self) -> Vec<String> {
+        let axe = repo_root().join("tests/tools/node_modules/axe-core/axe.min.js");
+        let source = std::fs::read_to_string(&axe).unwrap_or_else(|e| {
+            panic!(
+                "axe-core not installed at {} ({e}): scripts/setup.sh installs it",
+                axe.display()
+            )
+        });
+        self.script(&format!("{source}\nreturn typeof axe;"), json!([]));
+        let found = self.call(
+            "POST",
+            "/execute/async",
+            json!({"script": "const done = arguments[arguments.length - 1];\
+                axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations\
+                .filter(v => v.impact === 'serious' || v.impact === 'critical')\
+                .map(v => v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '))),\
+                e => done(['axe-core failed: ' + e]));", "args": []}),
+        );
+        serde_json::from_value(found).unwrap()
+    }
+
     /// Waits until `css` exists and its text satisfies `ok`; panics with the page's text otherwise.
     fn wait_text(&self, css: &str, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
@@ -2661,4 +2684,133 @@ fn paragraf_serve_serves_app_bundles_and_query_vectors_on_one_origin() {
         json!([]),
     );
     assert_eq!(asked, json!([]), "no endpoint was asked");
+}
+
+/// The app as users install it: Chromium finds the web app manifest (name, standalone display, theme colour,
+/// icons made from `public/icon.svg` at build time) and reports no installability error; the icons are real PNGs
+/// of their stated sizes; the page's favicon is the SVG. (That it starts offline after the first visit is step 5b of
+/// `browser_app_searches_switches_shares_degrades_and_reports_errors`.)
+#[test]
+fn the_app_is_installable() {
+    let dist = dist();
+    // Served as users serve it (`paragraf serve`: icons and the manifest with their content types).
+    let site = crate::util::Server::spawn(
+        &[
+            "serve".to_string(),
+            dist.display().to_string(),
+            "--bundles".into(),
+            gg_bundles().display().to_string(),
+            "--bind".into(),
+            "127.0.0.1:0".into(),
+            "--no-proxy".into(),
+        ],
+        &[],
+    );
+    let browser = Browser::start();
+    browser.goto(&format!("{}/?mode=bm25", site.url()));
+    browser.wait_text("#loaded", "the bundles to load", |t| {
+        t.contains("Bereit: GG")
+    });
+    // The service worker controls the page once it is active (installability wants one with a fetch handler).
+    browser.call(
+        "POST",
+        "/execute/async",
+        json!({"script": "const done = arguments[arguments.length - 1];\
+            navigator.serviceWorker.ready.then(() => done(true), () => done(false));", "args": []}),
+    );
+    let manifest = browser.call(
+        "POST",
+        "/goog/cdp/execute",
+        json!({"cmd": "Page.getAppManifest", "params": {}}),
+    );
+    assert_eq!(manifest["errors"], json!([]), "{manifest}");
+    let parsed: Value = serde_json::from_str(manifest["data"].as_str().unwrap()).unwrap();
+    assert_eq!(parsed["display"], "standalone");
+    assert_eq!(parsed["short_name"], "Paragraf");
+    assert_eq!(parsed["lang"], "de");
+    let installability = browser.call(
+        "POST",
+        "/goog/cdp/execute",
+        json!({"cmd": "Page.getInstallabilityErrors", "params": {}}),
+    );
+    assert_eq!(
+        installability["installabilityErrors"],
+        json!([]),
+        "Chromium would not offer to install it: {installability}"
+    );
+    for (file, size) in [("icon-192.png", 192u32), ("icon-512.png", 512)] {
+        let png = std::fs::read(dist.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{file}");
+        let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
+        assert_eq!((width, height), (size, size), "{file}");
+    }
+    let icon = browser.script(
+        "return document.querySelector('link[rel=icon]').getAttribute('href')",
+        json!([]),
+    );
+    assert_eq!(icon, json!("icon.svg"));
+    let theme = browser.script(
+        "return document.querySelector('meta[name=theme-color]').content",
+        json!([]),
+    );
+    assert_eq!(theme, parsed["theme_color"]);
+}
+
+/// axe-core (the engine of Lighthouse's accessibility audit) on every page and state a user meets: the search page
+/// empty, with results (expansion chips, definitions), with the settings open and with a notice; the strategies
+/// page; the page over all laws with results. None may have a serious or critical violation.
+#[test]
+fn every_page_passes_axe_core_without_serious_violations() {
+    let site = crate::util::serve_static(vec![
+        ("/bundles/".into(), gg_bundles().to_path_buf()),
+        (
+            "/alle/".into(),
+            crate::util::federal_sample_bundles().to_path_buf(),
+        ),
+        ("/".into(), dist()),
+    ]);
+    let browser = Browser::start();
+    let mut found = Vec::new();
+    let mut check = |state: &str, browser: &Browser| {
+        for violation in browser.accessibility_violations() {
+            found.push(format!("{state}: {violation}"));
+        }
+    };
+    browser.goto(&format!("http://{site}/?mode=bm25"));
+    browser.wait_text("#loaded", "the bundles to load", |t| {
+        t.contains("Bereit: GG")
+    });
+    check("search page, no question", &browser);
+    browser.goto(&format!(
+        "http://{site}/?mode=bm25&q={}",
+        crate::util::form_encode("Meinungsäußerung Presse Deutscher")
+    ));
+    browser.wait_text("#result-meta", "results", |t| t.contains("Treffer in GG"));
+    check("search page with results", &browser);
+    browser.script(
+        "document.querySelectorAll('details').forEach(d => d.open = true); return true;",
+        json!([]),
+    );
+    check("search page, every details open", &browser);
+    // A notice: dense search with a proxy that is not there.
+    browser.goto(&format!(
+        "http://{site}/?mode=hybrid&vektor=server&proxy=http://127.0.0.1:{}&q=Presse",
+        free_port()
+    ));
+    browser.wait_text(".notice", "the notice", |t| !t.is_empty());
+    check("search page with a notice", &browser);
+    browser.goto(&format!("http://{site}/?page=strategies"));
+    browser.wait_text("h1", "the strategies page", |t| t.contains("Strategien"));
+    check("strategies page", &browser);
+    browser.goto(&format!(
+        "http://{site}/?data=alle/&page=alle&mode=bm25&q={}",
+        crate::util::form_encode("Kündigung Arbeitsverhältnis")
+    ));
+    browser.wait_text("#result-meta", "results across laws", |t| {
+        t.contains("Gesetzen")
+    });
+    check("page over all laws with results", &browser);
+    let _ = browser.console_errors(&[]);
+    assert!(found.is_empty(), "axe-core found:\n{}", found.join("\n"));
 }

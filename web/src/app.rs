@@ -79,9 +79,16 @@ pub fn App() -> impl IntoView {
         </header>
         <main>
             {move || match page.get() {
-                Page::Search => view! { <SearchPage/> }.into_any(),
+                // Every page has one h1 (the strategies page shows its own): screen readers jump to it.
+                Page::Search => view! {
+                    <h1 class="visually-hidden">"Suche in einem Gesetz"</h1>
+                    <SearchPage/>
+                }.into_any(),
                 Page::Strategies => view! { <StrategiesPage/> }.into_any(),
-                Page::AllLaws => view! { <AllLawsPage/> }.into_any(),
+                Page::AllLaws => view! {
+                    <h1 class="visually-hidden">"Suche in allen Gesetzen"</h1>
+                    <AllLawsPage/>
+                }.into_any(),
             }}
         </main>
     }

@@ -49,7 +49,7 @@ pub fn ProxyNotice() -> impl IntoView {
                     ctx.proxy_problem.set(None);
                     ctx.proxy.refetch();
                 }>"Erneut versuchen"</button>
-                <button type="button" aria-label="Hinweis schließen" on:click=move |_| dismissed.set(Some(problem.clone()))>"×"</button>
+                <button type="button" aria-label="Hinweis schließen" on:click=move |_| dismissed.set(Some(problem.clone()))><span aria-hidden="true">"×"</span></button>
             </div>
         })
     }

@@ -151,8 +151,9 @@ fn Expansions(outcome: Rc<Outcome>) -> impl IntoView {
         view! {
             <span class="expansion" data-word=data>
                 {word}
+                // The sign is decoration: the button's name is its label (a name must contain the visible text).
                 <button type="button" aria-label=label.clone() title=label
-                    on:click=move |_| ctx.set_removed(&clicked, !removed)>{sign}</button>
+                    on:click=move |_| ctx.set_removed(&clicked, !removed)><span aria-hidden="true">{sign}</span></button>
             </span>
         }
     };
