@@ -738,3 +738,55 @@ fn a_build_through_several_embedding_endpoints_equals_the_local_one() {
         "{stderr}"
     );
 }
+
+#[test]
+fn bundles_lists_and_verifies_every_file_like_search_does() {
+    let dir = temp_dir();
+    let folder = dir.path().join("bundles");
+    crate::util::copy_folder(crate::util::gg_bundles(), &folder);
+    let listing = run_ok(&["bundles", folder.to_str().unwrap()]);
+    assert!(listing.contains("3 strategy bundles"), "{listing}");
+    assert!(
+        listing.contains("checked 6 files") && listing.contains("each as manifest.json lists it"),
+        "{listing}"
+    );
+    // One bundle a byte longer, the thesaurus gone: both named, exit 2 (search refuses the same folder).
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join("manifest.json")).unwrap()).unwrap();
+    let section = manifest["bundles"][0]["file"].as_str().unwrap().to_owned();
+    let thesaurus = manifest["expansions"]["file"].as_str().unwrap().to_owned();
+    let mut bytes = std::fs::read(folder.join(&section)).unwrap();
+    bytes.push(0);
+    std::fs::write(folder.join(&section), &bytes).unwrap();
+    std::fs::remove_file(folder.join(&thesaurus)).unwrap();
+    let out = run(&["bundles", folder.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "error: 2 of 6 files in {} are not as manifest.json lists them:",
+            folder.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{section} does not match the manifest: expected {} bytes, found {} bytes",
+            bytes.len() - 1,
+            bytes.len()
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{thesaurus}: No such file")), "{err}");
+
+    // Without vectors: said so, not "-0 s of build time".
+    let xml = crate::util::law_prefix(dir.path(), "GG", 5);
+    let lexical = dir.path().join("lexical");
+    run_ok(&crate::util::build_args(&xml, "none", &lexical));
+    let listing = run_ok(&["bundles", lexical.to_str().unwrap()]);
+    assert!(
+        listing.contains("no strategy bundles: the laws are searched with BM25 only")
+            && !listing.contains("-0 s"),
+        "{listing}"
+    );
+}

@@ -166,3 +166,45 @@ fn gemma_document_title_from_the_first_line() {
         assert!(!failed.status.success() && stderr.contains(expected), "{stderr}");
     }
 }
+
+/// The CLI speaks one language: `embed` and `model info` take the model choice `build` and `search` take.
+#[test]
+fn embed_and_model_info_take_the_model_choice() {
+    let dir = gemma_dir();
+    let text = "Darf mein Vermieter die Kaution behalten?";
+    let cli: serde_json::Value = serde_json::from_str(&run_ok(&[
+        "embed",
+        "--json",
+        "--query",
+        "--model",
+        &format!("{}", dir.display()),
+        text,
+    ]))
+    .unwrap();
+    assert_eq!(cli["model"], "google/embeddinggemma-300m");
+    let library = GemmaEncoder::load(&dir)
+        .unwrap()
+        .embed(&[text], TextKind::Query)
+        .unwrap()
+        .remove(0);
+    let served: Vec<f32> = serde_json::from_value(cli["vector"].clone()).unwrap();
+    assert_eq!(served, library);
+    let narrow: serde_json::Value = serde_json::from_str(&run_ok(&[
+        "embed",
+        "--json",
+        "--query",
+        "--model",
+        "embeddinggemma@256",
+        text,
+    ]))
+    .unwrap();
+    assert_eq!(narrow["dim"], 256);
+    assert_eq!(narrow["model"], "google/embeddinggemma-300m@256");
+    let info = run_ok(&["model", "info", "embeddinggemma@256"]);
+    assert!(
+        info.contains("model       google/embeddinggemma-300m@256")
+            && info.contains("checksum    ok")
+            && info.contains("Gemma Terms of Use"),
+        "{info}"
+    );
+}

@@ -542,3 +542,20 @@ fn a_fifo_where_a_file_should_be_is_refused_not_waited_on() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `show` reads the law bundle only: it takes no proxy and no model (options it could not use).
+#[test]
+fn show_takes_only_what_it_uses() {
+    let bundles = crate::util::gg_bundles().to_str().unwrap();
+    let shown = crate::util::run_ok(&["show", "GG", "Art. 5", "--bundles", bundles]);
+    assert!(shown.contains("Art. 5"), "{shown}");
+    for option in ["--proxy", "--model"] {
+        let out = crate::util::run(&["show", "GG", "Art. 5", "--bundles", bundles, option, "x"]);
+        assert_eq!(out.status.code(), Some(2), "{option}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("unexpected argument '{option}'")),
+            "{err}"
+        );
+    }
+}

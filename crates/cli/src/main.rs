@@ -44,9 +44,9 @@ enum Command {
     /// Learn from labelled lay questions (a demand prior, similar past questions, ranking weights) for a bundle
     /// folder; cross-validated before it is written.
     Learn(Box<cmd::learn::LearnArgs>),
-    /// Get or inspect the local e5 embedding model.
+    /// Get or inspect the local embedding models (e5, EmbeddingGemma).
     Model(cmd::model::ModelArgs),
-    /// Embed text with the local e5 encoder (vector summary, or JSON lines with --batch).
+    /// Embed text with a local encoder, e5 or EmbeddingGemma (vector summary, or JSON lines with --batch).
     Embed(cmd::embed::EmbedArgs),
     /// Serve query embeddings over HTTP for the browser app (`paragraf proxy bench`: load-test it).
     Proxy(Box<cmd::proxy::ProxyArgs>),

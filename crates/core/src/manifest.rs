@@ -483,30 +483,42 @@ impl Manifest {
         old
     }
 
-    /// Every file the manifest lists.
-    pub fn files(&self) -> impl Iterator<Item = &str> {
-        self.laws
+    /// Every file the manifest lists with its size and SHA-256, and the names of an older layout's expansion tables
+    /// (listed by name only: the next build deletes them).
+    pub fn listed(&self) -> (Vec<&dyn Listed>, Vec<&str>) {
+        let mut listed: Vec<&dyn Listed> = Vec::new();
+        listed.extend(self.laws.iter().map(|l| l as &dyn Listed));
+        listed.extend(self.bundles.iter().map(|b| b as &dyn Listed));
+        listed.extend(
+            self.expansions
+                .iter()
+                .filter_map(|e| e.built())
+                .map(|t| t as &dyn Listed),
+        );
+        listed.extend(self.encoder.iter().map(|e| e as &dyn Listed));
+        listed.extend(self.learned.iter().map(|l| &l.file as &dyn Listed));
+        listed.extend(
+            self.federal
+                .iter()
+                .flat_map(|f| f.files().map(|e| e as &dyn Listed)),
+        );
+        let old = self
+            .laws
             .iter()
-            .map(|l| l.file.as_str())
-            .chain(self.bundles.iter().map(|b| b.file.as_str()))
-            .chain(
-                self.laws
-                    .iter()
-                    .filter_map(|l| l.old_expansion_table.as_ref()?.file.as_deref()),
-            )
-            .chain(
-                self.expansions
-                    .iter()
-                    .filter_map(|e| e.built())
-                    .map(|t| t.file.as_str()),
-            )
-            .chain(self.encoder.iter().map(|e| e.file.as_str()))
-            .chain(self.learned.iter().map(|l| l.file.file.as_str()))
-            .chain(
-                self.federal
-                    .iter()
-                    .flat_map(|f| f.files().map(|e| e.file.as_str())),
-            )
+            .filter_map(|l| l.old_expansion_table.as_ref()?.file.as_deref())
+            .collect();
+        (listed, old)
+    }
+
+    /// Every file name the manifest lists.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        let (listed, old) = self.listed();
+        listed
+            .into_iter()
+            .map(|l| l.file())
+            .chain(old)
+            .collect::<Vec<_>>()
+            .into_iter()
     }
 }
 

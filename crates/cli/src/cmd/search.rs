@@ -14,12 +14,26 @@ use paragraf_core::results::{Excerpt, SearchResults};
 
 use super::library::{self, refuse, Encoder, ExpansionChoice, Library};
 
-/// Where the bundles are and how questions are embedded: shared by `search`, `show` and `mcp`.
+/// Where the bundles are: shared by `search`, `show` and `mcp`.
 #[derive(Args, Clone)]
-pub struct Source {
+pub struct BundlesDir {
     /// Folder with manifest.json and the bundles (`paragraf build --out`).
     #[arg(long, value_name = "DIR", env = "PARAGRAF_BUNDLES", default_value = library::DEFAULT_BUNDLES)]
     pub bundles: PathBuf,
+}
+
+impl BundlesDir {
+    /// Opens the bundle folder for reading sections (reads only the manifest; nothing is embedded).
+    pub fn open(&self) -> Result<Library> {
+        Library::open(&self.bundles, Encoder::Local(None))
+    }
+}
+
+/// Where the bundles are and how questions are embedded: shared by `search` and `mcp`.
+#[derive(Args, Clone)]
+pub struct Source {
+    #[command(flatten)]
+    pub dir: BundlesDir,
     /// Embed questions with a query-embedding proxy (`paragraf proxy`) at this URL instead of the local model.
     #[arg(long, value_name = "URL", conflicts_with = "model")]
     pub proxy: Option<String>,
@@ -36,7 +50,7 @@ impl Source {
             Some(url) => Encoder::Proxy(url.clone()),
             None => Encoder::Local(self.model.clone()),
         };
-        Library::open(&self.bundles, encoder)
+        Library::open(&self.dir.bundles, encoder)
     }
 }
 

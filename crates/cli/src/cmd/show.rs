@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 use paragraf_core::results::{Citation, SectionText};
 
-use super::search::Source;
+use super::search::BundlesDir;
 
 #[derive(Args)]
 pub struct ShowArgs {
@@ -15,14 +15,14 @@ pub struct ShowArgs {
     /// The section as cited: `§ 535`, `535`, `Art. 1`.
     section: String,
     #[command(flatten)]
-    source: Source,
+    dir: BundlesDir,
     /// Print JSON (schema `paragraf.section/1`).
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: ShowArgs) -> Result<()> {
-    let lib = args.source.open()?;
+    let lib = args.dir.open()?;
     let section = lib.section(&args.law, &args.section)?;
     super::search::print(&section, args.json, render)
 }
