@@ -519,16 +519,27 @@ fn listed_bundles_are_verified_before_use() {
     );
     assert_eq!(code, Some(2));
 
-    // `paragraf bundles` adds manifest numbers without overflowing.
+    // `paragraf bundles` adds manifest numbers without overflowing, then refuses the sizes (read, not trusted).
     let out = folder("huge", &|m| {
         for b in m["bundles"].as_array_mut().unwrap() {
             b["bytes"] = 9_223_372_036_854_775_808u64.into();
         }
     });
-    let listing = run_ok(&["bundles", out.to_str().unwrap()]);
+    let listed = run(&["bundles", out.to_str().unwrap()]);
+    let listing = String::from_utf8_lossy(&listed.stdout);
     assert!(
         listing.contains(&format!("3 strategy bundles, {} bytes", u64::MAX)),
         "{listing}"
+    );
+    assert_eq!(listed.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&listed.stderr);
+    assert!(
+        err.contains(&format!(
+            "{} does not match the manifest: expected 9223372036854775808 bytes, found {} bytes",
+            out.join(section_file).display(),
+            section["bytes"]
+        )),
+        "{err}"
     );
 }
 
