@@ -58,10 +58,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # JavaScript tools the tests drive (tests/tools/package.json, versions pinned in its lock file): axe-core for the
-# accessibility checks in the browser tests. Reinstalled when the lock file changes.
+# accessibility checks in the browser tests, the MCP TypeScript SDK as a real client of `paragraf mcp`. Reinstalled
+# when the lock file changes.
 if ! [ tests/tools/node_modules/.installed -nt tests/tools/package-lock.json ]; then
   command -v npm >/dev/null || { echo "npm (Node 20) is needed for the test tools in tests/tools" >&2; exit 1; }
-  step "installing the test tools in tests/tools (npm ci: axe-core)"
+  step "installing the test tools in tests/tools (npm ci: axe-core, MCP SDK)"
   npm ci --prefix tests/tools --no-audit --no-fund
   touch tests/tools/node_modules/.installed
 fi

@@ -373,6 +373,31 @@ fn law_xml() {
     });
 }
 
+/// Citation strings (`paragraf cite`, MCP `resolve_citation`) parsed and resolved against the real GG: refused
+/// or resolved, never a panic, whatever the units, ranges and law names.
+#[test]
+fn citation_strings() {
+    let law = paragraf_corpus::parse_file(&shared("corpus/GG.xml")).unwrap();
+    let seeds: Vec<Vec<u8>> = [
+        "Art. 1 Abs. 1 S. 2 GG",
+        "Art. 20a GG",
+        "Artikel 2 bis 19 GG",
+        "§§ 535 bis 548 BGB",
+        "Art. 5 Abs. 1 Satz 1 und Abs. 3 GG",
+        "Art. 116 Absatz 1 des Grundgesetzes",
+        "Art. 1 ff. GG",
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    run("citation strings", &seeds, Mutator::mutate, |input| {
+        let text = String::from_utf8_lossy(input);
+        paragraf_core::cite::parse(&text)
+            .and_then(|request| paragraf_core::cite::resolve(&law, &request))
+            .is_ok()
+    });
+}
+
 /// A tar of `(name, bytes)` entries, GNU headers (as the archive's), with a GNU long name for names over 100
 /// bytes.
 fn tar_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
@@ -593,6 +618,8 @@ fn mcp_messages() {
         r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_section","arguments":{"law":"GG","designation":"Art. 1"}}}"#,
         r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_laws","arguments":{}}}"#,
         r#"{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"resolve_citation","arguments":{"citation":"Art. 1 Abs. 1 S. 2 GG"}}}"#,
+        r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"table_of_contents","arguments":{"law":"GG"}}}"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())

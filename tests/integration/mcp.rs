@@ -117,8 +117,14 @@ fn mcp_server_answers_as_the_cli_does() {
     let tools = server.request("tools/list", json!({}));
     let tools = tools["result"]["tools"].as_array().unwrap().clone();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names.len(), 3, "{names:?}");
-    for name in ["search_law", "get_section", "list_laws"] {
+    assert_eq!(names.len(), 5, "{names:?}");
+    for name in [
+        "search_law",
+        "get_section",
+        "resolve_citation",
+        "table_of_contents",
+        "list_laws",
+    ] {
         let tool = tools.iter().find(|t| t["name"] == name).expect(name);
         let description = tool["description"].as_str().unwrap();
         // English and German.
@@ -249,4 +255,150 @@ fn mcp_server_answers_as_the_cli_does() {
 
     let again = server.call("get_section", json!({"law": "gg", "designation": "Art 1"}));
     assert_eq!(answer(&again), &cli, "still serving after errors");
+}
+
+/// `paragraf mcp` as a real client sees it: the official MCP TypeScript SDK (`tests/tools`, pinned) connects over
+/// stdio, lists the five tools and calls each, bad arguments included; its answers are the CLI's JSON.
+#[test]
+fn the_official_typescript_sdk_client_uses_every_tool() {
+    let dir = crate::util::temp_dir();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/tools/mcp_client.mjs");
+    assert!(
+        script
+            .with_file_name("node_modules/@modelcontextprotocol/sdk")
+            .exists(),
+        "the MCP TypeScript SDK is not installed in tests/tools: scripts/setup.sh installs it"
+    );
+    let bundles = gg_bundles().display().to_string();
+    let calls = json!([
+        {"tool": "list_laws", "arguments": {}},
+        {"tool": "search_law", "arguments": {"question": "Art. 5 GG", "k": 3, "mode": "bm25"}},
+        {"tool": "get_section", "arguments": {"law": "GG", "designation": "Art. 5"}},
+        {"tool": "resolve_citation", "arguments": {"citation": "Art. 5 Abs. 1 S. 2 GG"}},
+        {"tool": "resolve_citation", "arguments": {"citation": "Art. 5 Abs. 9 GG"}},
+        {"tool": "table_of_contents", "arguments": {"law": "GG"}},
+        {"tool": "table_of_contents", "arguments": {"law": "XYZ"}},
+        {"tool": "resolve_citation", "arguments": {"citation": "x".repeat(10 << 20)}},
+        {"tool": "list_laws", "arguments": {}},
+    ]);
+    let plan = dir.path().join("plan.json");
+    std::fs::write(
+        &plan,
+        json!({
+            "command": env!("CARGO_BIN_EXE_paragraf"),
+            "args": ["mcp", "--bundles", bundles, "--model", model_path()],
+            "calls": calls,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out = std::process::Command::new("node")
+        .arg(&script)
+        .arg(&plan)
+        .output()
+        .expect("node (Node 20) runs the SDK client");
+    assert!(
+        out.status.success(),
+        "the SDK client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["server"]["name"], "paragraf", "{report}");
+    assert!(report["instructions"]
+        .as_str()
+        .unwrap()
+        .contains("resolve_citation"));
+    let mut names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "get_section",
+            "list_laws",
+            "resolve_citation",
+            "search_law",
+            "table_of_contents"
+        ]
+    );
+    let results = report["results"].as_array().unwrap();
+    let structured = |i: usize| {
+        assert_eq!(results[i]["isError"], false, "{}", results[i]);
+        results[i]["structured"].clone()
+    };
+    assert_eq!(structured(0)["laws"][0]["law"], "GG");
+    assert_eq!(structured(1)["hits"][0]["designation"], "Art. 5");
+    // The same JSON as `paragraf show --json` and `paragraf cite --json`.
+    let show: Value = serde_json::from_str(&crate::util::run_ok(&[
+        "show",
+        "GG",
+        "Art. 5",
+        "--bundles",
+        &bundles,
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(structured(2), show);
+    let cited = structured(3);
+    let cli: Value = serde_json::from_str(&crate::util::run_ok(&[
+        "cite",
+        "Art. 5 Abs. 1 S. 2 GG",
+        "--bundles",
+        &bundles,
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(cited, cli);
+    let provision = &cited["provisions"][0];
+    assert_eq!(provision["citation"], "Art. 5 Abs. 1 S. 2 GG");
+    assert_eq!(
+        provision["text"],
+        "Die Pressefreiheit und die Freiheit der Berichterstattung durch Rundfunk und Film werden gewährleistet."
+    );
+    assert!(
+        provision["url"].as_str().unwrap().ends_with("/art_5.html"),
+        "{provision}"
+    );
+    // Refusals are JSON-RPC errors (invalid params, -32602) that say what exists; the server keeps serving.
+    let refusal = |i: usize| {
+        let error = &results[i]["error"];
+        assert_eq!(error["code"], -32602, "{}", results[i]);
+        error["message"].as_str().unwrap().to_owned()
+    };
+    assert!(
+        refusal(4).contains("Art. 5 GG has no Abs. 9 (it has Abs. 1, 2, 3)"),
+        "{}",
+        refusal(4)
+    );
+    assert!(refusal(6).contains("no law \"XYZ\""), "{}", refusal(6));
+    // 10 MiB of citation: over the message limit, answered -32600 with the request's id (the SDK writes it
+    // last), not left waiting.
+    assert_eq!(results[7]["error"]["code"], -32600, "{}", results[7]);
+    let huge = results[7]["error"]["message"].as_str().unwrap();
+    assert!(
+        huge.contains("request of more than 8 MiB refused"),
+        "{huge}"
+    );
+    let contents = structured(5);
+    let sections: Vec<&str> = contents["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|u| u["sections"].as_array().unwrap())
+        .map(|s| s["designation"].as_str().unwrap())
+        .collect();
+    assert!(
+        sections.contains(&"Art. 5") && sections.contains(&"Art. 116"),
+        "{sections:?}"
+    );
+    assert_eq!(
+        structured(8),
+        structured(0),
+        "still serving after the refusals"
+    );
 }

@@ -559,3 +559,63 @@ fn show_takes_only_what_it_uses() {
         );
     }
 }
+
+/// `paragraf cite` names exactly the unit cited, a range as its sections, and refuses what does not exist by
+/// saying what does; `paragraf contents` lists the structure.
+#[test]
+fn cite_names_exactly_the_unit_or_says_what_exists() {
+    let bundles = crate::util::gg_bundles().to_str().unwrap();
+    let cite =
+        |citation: &str| crate::util::run(&["cite", citation, "--bundles", bundles, "--json"]);
+    let ok = |citation: &str| -> Value {
+        let out = cite(citation);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let sentence = ok("Art. 1 Abs. 1 S. 2 GG");
+    assert_eq!(sentence["schema"], "paragraf.citation/1");
+    let provision = &sentence["provisions"][0];
+    assert_eq!(provision["citation"], "Art. 1 Abs. 1 S. 2 GG");
+    assert_eq!(
+        provision["text"],
+        "Sie zu achten und zu schützen ist Verpflichtung aller staatlichen Gewalt."
+    );
+    assert!(
+        provision["stand"][0].as_str().unwrap().contains("geändert"),
+        "{provision}"
+    );
+    // The folder holds one law: it may be left out.
+    assert_eq!(
+        ok("Art. 1 Abs. 1 S. 2")["provisions"],
+        sentence["provisions"]
+    );
+    let range = ok("Art. 2 bis 4 GG");
+    let cited: Vec<&str> = range["provisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["citation"].as_str().unwrap())
+        .collect();
+    assert_eq!(cited, ["Art. 2 GG", "Art. 3 GG", "Art. 4 GG"]);
+    for (citation, message) in [
+        ("Art. 1 Abs. 4 GG", "error: Art. 1 GG has no Abs. 4 (it has Abs. 1, 2, 3)"),
+        ("Art. 1 Abs. 1 S. 3 GG", "error: Art. 1 Abs. 1 GG has no Satz 3 (it has 2 Sätze)"),
+        ("Art. 1 S. 2 GG", "error: Art. 1 GG has 3 Absätze: name the Absatz, e.g. `Art. 1 Abs. 1 S. 2 GG`"),
+        ("Art. 999 GG", "error: GG has no Art. 999; its provisions run from Eingangsformel to Art. 116"),
+        ("Freiheit", "error: no citation in \"Freiheit\": write it as cited, e.g. `§ 433 Abs. 1 S. 2 BGB`, `Art. 20a GG` or `§§ 535 bis 548 BGB`"),
+    ] {
+        let out = cite(citation);
+        assert_eq!(out.status.code(), Some(2), "{citation}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().last(), Some(message), "{citation}: {err}");
+    }
+    let contents = crate::util::run_ok(&["contents", "GG", "--bundles", bundles]);
+    assert!(
+        contents.contains("I. Die Grundrechte\n  Art. 1\n"),
+        "{contents}"
+    );
+}

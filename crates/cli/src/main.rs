@@ -55,8 +55,12 @@ enum Command {
     Serve(Box<cmd::serve::ServeArgs>),
     /// Search the bundles from the terminal: the app's engine and defaults (`--json` for scripts).
     Search(Box<cmd::search::SearchArgs>),
-    /// Show one section from the law bundle: Absätze, sentences, citations both ways, official link.
+    /// Show one section from the law bundle: Absätze, sentences, citations both ways, definitions, official link.
     Show(Box<cmd::show::ShowArgs>),
+    /// The text a citation names, down to the Absatz and Satz (`paragraf cite "§ 433 Abs. 1 S. 2 BGB"`).
+    Cite(Box<cmd::show::CiteArgs>),
+    /// A law's table of contents: its structure with the sections under each unit.
+    Contents(Box<cmd::show::ContentsArgs>),
     /// Serve search_law, get_section and list_laws to AI assistants (Model Context Protocol over stdio).
     Mcp(Box<cmd::mcp::McpArgs>),
 }
@@ -160,6 +164,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => cmd::serve::run(*args),
         Command::Search(args) => cmd::search::run(*args),
         Command::Show(args) => cmd::show::run(*args),
+        Command::Cite(args) => cmd::show::cite(*args),
+        Command::Contents(args) => cmd::show::contents(*args),
         Command::Mcp(args) => cmd::mcp::run(*args),
     }
 }

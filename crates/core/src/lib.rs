@@ -8,6 +8,7 @@ pub mod analyzer;
 pub mod api;
 pub mod bundle;
 pub mod citations;
+pub mod cite;
 pub mod definitions;
 pub mod encoder;
 pub mod engine;

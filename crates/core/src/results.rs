@@ -35,6 +35,12 @@ pub const SCHEMA: &str = "paragraf.search/1";
 /// Version tag of [`SectionText`].
 pub const SECTION_SCHEMA: &str = "paragraf.section/1";
 
+/// Schema name of [`ResolvedCitation`].
+pub const CITATION_SCHEMA: &str = "paragraf.citation/1";
+
+/// Schema name of [`TableOfContents`].
+pub const CONTENTS_SCHEMA: &str = "paragraf.contents/1";
+
 /// Longest question accepted, in bytes. e5 reads 510 tokens (about 2 KB of German) and a citation query is a
 /// few bytes: anything longer is a pasted document, not a question, and is refused rather than cut silently.
 pub const MAX_QUESTION_BYTES: usize = 4096;
@@ -310,8 +316,165 @@ pub struct SectionText {
     pub cites: Vec<Citation>,
     /// Sections of the same law that cite it.
     pub cited_by: Vec<SectionRef>,
+    /// The statutory definitions of other sections whose terms it uses, each once, in text order (filled by
+    /// front ends that hold the law's definitions: [`definitions_used`]).
+    #[serde(default)]
+    pub definitions: Vec<DefinedTerm>,
     /// The section on gesetze-im-internet.de.
     pub url: String,
+}
+
+/// A term a section uses that another section of the law defines.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DefinedTerm {
+    /// The term as defined (`Verbraucher`).
+    pub term: String,
+    /// The defining section.
+    pub defined_in: SectionRef,
+    /// The defining sentence (or enumeration item).
+    pub definition: String,
+}
+
+/// The terms section `index` uses that other sections of `law` define ([`crate::definitions::LawDefinitions`]).
+pub fn definitions_used(
+    law: &Law,
+    definitions: &crate::definitions::LawDefinitions,
+    index: usize,
+) -> Vec<DefinedTerm> {
+    definitions
+        .explained_in(law, index)
+        .into_iter()
+        .map(|used| {
+            let d = &definitions.definitions[used.definition];
+            let section = &law.sections[d.section as usize];
+            DefinedTerm {
+                term: d.term.clone(),
+                defined_in: SectionRef {
+                    designation: section.designation.clone(),
+                    title: section.title.clone(),
+                },
+                definition: section.slice(d.span).to_string(),
+            }
+        })
+        .collect()
+}
+
+/// One cited provision in full ([`crate::cite`]): `paragraf cite --json` and the MCP tool `resolve_citation`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provision {
+    /// The provision as it is cited: `§ 433 Abs. 1 S. 2 BGB`.
+    pub citation: String,
+    /// Law abbreviation.
+    pub law: String,
+    /// Full title of the law.
+    pub law_title: String,
+    /// The law's version notes (`Stand: …`, `Neuf: …`) as the official XML states them.
+    pub stand: Vec<String>,
+    /// The section: `§ 433`.
+    pub designation: String,
+    /// Its heading.
+    pub title: String,
+    /// Structural units above it.
+    pub breadcrumb: String,
+    /// The Absatz cited (`1`), if one was.
+    pub subsection: Option<String>,
+    /// The Satz cited, if one was.
+    pub sentence: Option<u16>,
+    /// Repealed (`(weggefallen)`).
+    pub repealed: bool,
+    /// The text of exactly the unit cited.
+    pub text: String,
+    /// The section on gesetze-im-internet.de.
+    pub url: String,
+}
+
+/// What a citation string names.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResolvedCitation {
+    /// [`CITATION_SCHEMA`].
+    pub schema: String,
+    /// The citation as asked.
+    pub query: String,
+    /// Each unit it names, in citation order (a range: each section of it).
+    pub provisions: Vec<Provision>,
+}
+
+/// A law's structure with its sections: `paragraf contents --json` and the MCP tool `table_of_contents`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableOfContents {
+    /// [`CONTENTS_SCHEMA`].
+    pub schema: String,
+    /// Law abbreviation.
+    pub law: String,
+    /// Full title of the law.
+    pub law_title: String,
+    /// Structural units in document order, each with the sections directly under it; sections before the first
+    /// unit come first, under an entry without designation.
+    pub units: Vec<ContentsUnit>,
+}
+
+/// A structural unit of [`TableOfContents`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContentsUnit {
+    /// Nesting depth, 0 for the top level.
+    pub depth: usize,
+    /// `Buch 2`, `Abschnitt 3`.
+    pub designation: String,
+    /// `Recht der Schuldverhältnisse`.
+    pub title: String,
+    /// The active sections directly under it.
+    pub sections: Vec<SectionRef>,
+}
+
+/// The table of contents of `law`.
+pub fn table_of_contents(law: &Law) -> TableOfContents {
+    let depth = |mut node: Option<u32>| {
+        let mut depth = 0;
+        while let Some(parent) = node.and_then(|n| law.structure[n as usize].parent) {
+            depth += 1;
+            node = Some(parent);
+        }
+        depth
+    };
+    let mut units: Vec<ContentsUnit> = law
+        .structure
+        .iter()
+        .enumerate()
+        .map(|(i, node)| ContentsUnit {
+            depth: depth(Some(i as u32)),
+            designation: node.designation.clone(),
+            title: node.title.clone(),
+            sections: Vec::new(),
+        })
+        .collect();
+    let mut before = Vec::new();
+    for (_, section) in law.active_sections() {
+        let entry = SectionRef {
+            designation: section.designation.clone(),
+            title: section.title.clone(),
+        };
+        match section.structure {
+            Some(node) => units[node as usize].sections.push(entry),
+            None => before.push(entry),
+        }
+    }
+    if !before.is_empty() {
+        units.insert(
+            0,
+            ContentsUnit {
+                depth: 0,
+                designation: String::new(),
+                title: String::new(),
+                sections: before,
+            },
+        );
+    }
+    TableOfContents {
+        schema: CONTENTS_SCHEMA.to_string(),
+        law: law.abbreviation.clone(),
+        law_title: law.title.clone(),
+        units,
+    }
 }
 
 /// An Absatz of [`SectionText`].
@@ -590,6 +753,7 @@ pub fn section_text(law: &Law, index: usize) -> SectionText {
         footnotes: section.footnotes.clone(),
         cites: citations(law, index),
         cited_by: cited_by(law, index),
+        definitions: Vec::new(),
         url: law.official_url(index),
     }
 }

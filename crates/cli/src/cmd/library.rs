@@ -22,7 +22,8 @@ use paragraf_core::finder::LawNames;
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 use paragraf_core::names;
 use paragraf_core::results::{
-    self, LawCount, LawExpansion, LawName, LawSummary, SearchResults, SectionText,
+    self, LawCount, LawExpansion, LawName, LawSummary, ResolvedCitation, SearchResults,
+    SectionText, TableOfContents,
 };
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::{EmbeddingBackend, TextKind};
@@ -231,12 +232,20 @@ pub struct LoadedLaw {
     pub index: LawIndex,
 }
 
+/// A law read for its text, with its statutory definitions.
+pub struct LawText {
+    pub law: paragraf_core::Law,
+    pub definitions: paragraf_core::definitions::LawDefinitions,
+}
+
 /// The bundles of one folder.
 pub struct Library {
     dir: PathBuf,
     manifest: Manifest,
     encoder_source: Encoder,
     laws: Mutex<HashMap<String, Arc<LoadedLaw>>>,
+    /// Laws read for their text (`show`, `cite`, `contents`), with their definitions: no BM25 index.
+    texts: Mutex<HashMap<String, Arc<LawText>>>,
     strategies: Mutex<HashMap<(String, String), Arc<StrategyIndex>>>,
     /// The last index across several laws, with the laws it holds.
     federal: Mutex<Option<(Vec<String>, Arc<FederalIndex>)>>,
@@ -282,6 +291,7 @@ impl Library {
             manifest,
             encoder_source: encoder,
             laws: Mutex::new(HashMap::new()),
+            texts: Mutex::new(HashMap::new()),
             strategies: Mutex::new(HashMap::new()),
             federal: Mutex::new(None),
             encoders: Mutex::new(HashMap::new()),
@@ -736,31 +746,79 @@ impl Library {
 
     /// Section `designation` of `law` in full, from an already loaded law when there is one.
     pub fn section(&self, law: &str, designation: &str) -> Result<SectionText> {
+        let text = self.text(law)?;
+        let law = &text.law;
+        match law.find_section(designation) {
+            Some(i) => {
+                let mut section = results::section_text(law, i);
+                section.definitions = results::definitions_used(law, &text.definitions, i);
+                Ok(section)
+            }
+            None => refuse!(
+                "{} has no section {}; write it as cited, e.g. `{}`",
+                law.abbreviation,
+                names::echo(designation),
+                law.active_sections()
+                    .nth(1)
+                    .or(law.active_sections().next())
+                    .map_or("§ 1", |(_, s)| s.designation.as_str())
+            ),
+        }
+    }
+
+    /// What a citation string names (`§ 433 Abs. 1 S. 2 BGB`): the law after the provision, or the folder's
+    /// only law.
+    pub fn resolve(&self, citation: &str) -> Result<ResolvedCitation> {
+        let request = paragraf_core::cite::parse(citation).map_err(|e| Refusal(e.to_string()))?;
+        let law = match (&request.law, self.manifest.laws.as_slice()) {
+            (Some(law), _) => law.clone(),
+            (None, [only]) => only.law.clone(),
+            (None, _) => refuse!(
+                "{} names no law: add its abbreviation after the provision, e.g. `{} BGB` ({} laws here: {})",
+                names::echo(citation),
+                names::echo(citation.trim()),
+                self.manifest.laws.len(),
+                names::listed(self.manifest.laws.iter().map(|l| l.law.as_str()), 20)
+            ),
+        };
+        let text = self.text(&law)?;
+        let provisions = paragraf_core::cite::resolve(&text.law, &request)
+            .map_err(|e| Refusal(e.to_string()))?;
+        Ok(ResolvedCitation {
+            schema: results::CITATION_SCHEMA.to_string(),
+            query: citation.to_string(),
+            provisions,
+        })
+    }
+
+    /// The law's structure with its sections.
+    pub fn contents(&self, law: &str) -> Result<TableOfContents> {
+        Ok(results::table_of_contents(&self.text(law)?.law))
+    }
+
+    /// The law's text and definitions, read once (from the loaded index's law when there is one).
+    fn text(&self, law: &str) -> Result<Arc<LawText>> {
         let entry = self.law_entry(law)?;
+        if let Some(text) = self.texts.lock().expect("text cache").get(&entry.law) {
+            return Ok(text.clone());
+        }
         let loaded = self
             .laws
             .lock()
             .expect("law cache")
             .get(&entry.law)
-            .cloned();
-        let text = |law: &paragraf_core::Law| -> Result<SectionText> {
-            match law.find_section(designation) {
-                Some(i) => Ok(results::section_text(law, i)),
-                None => refuse!(
-                    "{} has no section {}; write it as cited, e.g. `{}`",
-                    law.abbreviation,
-                    names::echo(designation),
-                    law.active_sections()
-                        .nth(1)
-                        .or(law.active_sections().next())
-                        .map_or("§ 1", |(_, s)| s.designation.as_str())
-                ),
-            }
+            .map(|l| l.index.law.clone());
+        let law = match loaded {
+            Some(law) => law,
+            None => self.read_law(&entry.law)?,
         };
-        match loaded {
-            Some(l) => text(&l.index.law),
-            None => text(&self.read_law(&entry.law)?),
-        }
+        let definitions = paragraf_core::definitions::LawDefinitions::new(&law);
+        let text = Arc::new(LawText { law, definitions });
+        self.texts
+            .lock()
+            .expect("text cache")
+            .insert(entry.law.clone(), text.clone());
+        Ok(text)
     }
 
     /// Every law with its strategies.

@@ -1,5 +1,6 @@
 //! `paragraf mcp`: a Model Context Protocol server over stdio (official Rust SDK, `rmcp`), so AI assistants can
-//! search the same bundles with the same engine as the app: `search_law`, `get_section`, `list_laws`.
+//! search the same bundles with the same engine as the app: `search_law`, `get_section` (with the definitions
+//! a section uses), `resolve_citation` (down to Absatz and Satz), `table_of_contents`, `list_laws`.
 //!
 //! Answers are the JSON of [`paragraf_core::results`] — exactly what `paragraf search --json` and `paragraf show
 //! --json` print — as structured content plus the same JSON as text for clients that read only text. Bundles and
@@ -82,6 +83,23 @@ struct GetSectionParams {
 #[schemars(crate = "rmcp::schemars")]
 #[serde(deny_unknown_fields)]
 struct ListLawsParams {}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+struct ResolveCitationParams {
+    /// The citation as a lawyer writes it: "§ 433 Abs. 1 S. 2 BGB", "Art. 20a GG", "§§ 535 bis 548 BGB".
+    /// Ein Zitat wie „§ 433 Abs. 1 S. 2 BGB“.
+    citation: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(deny_unknown_fields)]
+struct TableOfContentsParams {
+    /// Law abbreviation, e.g. "BGB" (Gesetzeskürzel).
+    law: String,
+}
 
 /// The server: the bundle library and the tools.
 #[derive(Clone)]
@@ -184,7 +202,8 @@ liefert diese Vorschrift zuerst. Treffer mit get_section vollständig lesen.",
     #[tool(
         name = "get_section",
         description = "Read one section of a German statute in full: every Absatz with its numbered sentences, \
-footnotes, the provisions it cites (same law and other laws), the sections of the same law that cite it, and the \
+footnotes, the provisions it cites (same law and other laws), the sections of the same law that cite it, the \
+statutory definitions of other sections whose terms it uses (term, defining section, defining sentence), and the \
 official link. Use it to verify a search_law hit or when the user names a provision (\"§ 535 BGB\" -> law \"BGB\", \
 designation \"§ 535\"). / Liest eine Vorschrift vollständig: Absätze mit Sätzen, Verweise in beide Richtungen, \
 amtlicher Link.",
@@ -200,6 +219,43 @@ amtlicher Link.",
             .blocking(move |lib| lib.section(&p.law, &p.designation))
             .await?;
         structured(&section)
+    }
+
+    #[tool(
+        name = "resolve_citation",
+        description = "Resolve a citation of German federal law to exactly the text it names: \"§ 433 Abs. 1 S. 2 BGB\" gives that sentence, \
+\"§ 551 Abs. 1 BGB\" that Absatz, \"Art. 20a GG\" the article, \"§§ 535 bis 548 BGB\" each section of the range; with \
+the canonical citation, heading, path in the law, the law's Stand and the official link. A citation that names nothing \
+(no such section, Absatz or Satz) is an error saying what exists. Use it to check a citation before relying on it. \
+/ Löst ein Zitat bis auf Absatz und Satz auf und nennt Fundstelle, Stand und amtlichen Link; ein falsches Zitat wird \
+mit dem, was es gibt, zurückgewiesen.",
+        input_schema = schema_for_type::<ResolveCitationParams>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn resolve_citation(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let p: ResolveCitationParams = arguments(raw)?;
+        let resolved = self.blocking(move |lib| lib.resolve(&p.citation)).await?;
+        structured(&resolved)
+    }
+
+    #[tool(
+        name = "table_of_contents",
+        description = "A German statute's table of contents: its structure (Buch, Abschnitt, Titel …) in order, each unit with the \
+sections directly under it (designation and heading). Use it to see where a provision stands or what a part of a law \
+regulates. / Inhaltsübersicht eines Gesetzes: Gliederung mit den Paragraphen jeder Einheit.",
+        input_schema = schema_for_type::<TableOfContentsParams>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn table_of_contents(
+        &self,
+        Parameters(raw): Parameters<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let p: TableOfContentsParams = arguments(raw)?;
+        let contents = self.blocking(move |lib| lib.contents(&p.law)).await?;
+        structured(&contents)
     }
 
     #[tool(
@@ -226,7 +282,8 @@ impl ServerHandler for Paragraf {
             .with_server_info(Implementation::new("paragraf", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Offline search over German federal law (Bundesrecht) with the Paragraf engine: call list_laws, then \
-search_law with the user's question in German, then get_section to read the sections you rely on. Always cite the \
+search_law with the user's question in German, then get_section to read the sections you rely on; resolve_citation \
+checks a citation down to Absatz and Satz, table_of_contents shows a law's structure. Always cite the \
 designation (e.g. § 535 BGB) and the official link. This is the statute text only, not legal advice or case law. \
 / Offline-Suche im Bundesrecht: list_laws, dann search_law, dann get_section; immer Paragraf und amtlichen Link nennen.",
             )
@@ -262,8 +319,9 @@ pub const MAX_MESSAGE_BYTES: usize = 8 << 20;
 
 /// The server's stdio behind a size gate. The SDK's transport drops a line over its own limit (16 MiB) without
 /// an answer, and the client waits forever for it; here a line over [`MAX_MESSAGE_BYTES`] is discarded as it
-/// streams in (never held) and answered with a JSON-RPC error naming the limit (`id` taken from the message's
-/// first bytes when it shows one), written between the server's own messages, never inside one.
+/// streams in (never held) and answered with a JSON-RPC error naming the limit, written between the server's own
+/// messages, never inside one. Its `id` is the message's: read from its first bytes when the id comes before the
+/// params, else from its last bytes (the TypeScript SDK writes the id last).
 mod gate {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
     use tokio::sync::mpsc;
@@ -330,7 +388,7 @@ mod gate {
     enum Line {
         /// A whole line (with its newline) is in the buffer.
         Whole,
-        /// A line over the limit was discarded; the `id` its first bytes showed (JSON), if any.
+        /// A line over the limit was discarded; its `id` (JSON), if its first or last bytes show one.
         Oversized(Option<String>),
         End,
     }
@@ -341,12 +399,16 @@ mod gate {
         line: &mut Vec<u8>,
     ) -> std::io::Result<Line> {
         line.clear();
+        // Once over the limit: the id its first bytes showed, and its last bytes (`line` holds those then).
         let mut oversized: Option<Option<String>> = None;
+        let finish = |oversized: Option<Option<String>>, tail: &[u8]| {
+            oversized.map(|head| Line::Oversized(head.or_else(|| last_id(tail))))
+        };
         loop {
             let available = input.fill_buf().await?;
             if available.is_empty() {
-                return Ok(match oversized {
-                    Some(id) => Line::Oversized(id),
+                return Ok(match finish(oversized, line) {
+                    Some(refused) => refused,
                     None if line.is_empty() => Line::End,
                     None => {
                         line.push(b'\n');
@@ -356,46 +418,68 @@ mod gate {
             }
             let end = available.iter().position(|&b| b == b'\n');
             let take = end.map_or(available.len(), |i| i + 1);
-            if oversized.is_none() {
-                line.extend_from_slice(&available[..take]);
-                if line.len() > MAX_MESSAGE_BYTES + 1 {
-                    oversized = Some(message_id(line));
-                    line.clear();
-                    line.shrink_to(1 << 16);
+            line.extend_from_slice(&available[..take]);
+            match &oversized {
+                None if line.len() > MAX_MESSAGE_BYTES + 1 => {
+                    oversized = Some(first_id(line));
+                    keep_tail(line);
+                    line.shrink_to(2 * TAIL_BYTES);
                 }
+                Some(_) => keep_tail(line),
+                None => {}
             }
             input.consume(take);
             if end.is_some() {
-                return Ok(match oversized {
-                    Some(id) => Line::Oversized(id),
-                    None => Line::Whole,
-                });
+                return Ok(finish(oversized, line).unwrap_or(Line::Whole));
             }
         }
     }
 
-    /// The `id` of a JSON-RPC message from its first bytes (a number, or a short string), as JSON.
-    fn message_id(start: &[u8]) -> Option<String> {
-        let head = String::from_utf8_lossy(&start[..start.len().min(4096)]);
-        let after = head
-            .split_once("\"id\"")?
-            .1
-            .trim_start()
-            .strip_prefix(':')?
-            .trim_start();
-        let value: String = if let Some(text) = after.strip_prefix('"') {
-            let (text, _) = text.split_once('"')?;
+    /// Bytes of a discarded message's end kept to find its id.
+    const TAIL_BYTES: usize = 4096;
+
+    fn keep_tail(line: &mut Vec<u8>) {
+        let cut = line.len().saturating_sub(TAIL_BYTES);
+        line.drain(..cut);
+    }
+
+    /// The `id` of a JSON-RPC message from its first bytes, when it comes before the params (an `id` after them
+    /// could be one of the params').
+    fn first_id(start: &[u8]) -> Option<String> {
+        let head = String::from_utf8_lossy(&start[..start.len().min(TAIL_BYTES)]);
+        let at = head.find("\"id\"")?;
+        if head.find("\"params\"").is_some_and(|params| params < at) {
+            return None;
+        }
+        id_value(&head[at + 4..]).map(|(id, _)| id)
+    }
+
+    /// The `id` of a JSON-RPC message from its last bytes, when it is the message's last member.
+    fn last_id(end: &[u8]) -> Option<String> {
+        let tail = String::from_utf8_lossy(end);
+        let at = tail.rfind("\"id\"")?;
+        let (id, rest) = id_value(&tail[at + 4..])?;
+        rest.trim()
+            .trim_end_matches('\n')
+            .chars()
+            .all(|c| c == '}' || c.is_whitespace())
+            .then_some(id)
+    }
+
+    /// A number or a short string after `"id"` (`: 7`), as JSON, and what follows it.
+    fn id_value(after_key: &str) -> Option<(String, &str)> {
+        let after = after_key.trim_start().strip_prefix(':')?.trim_start();
+        if let Some(text) = after.strip_prefix('"') {
+            let (text, rest) = text.split_once('"')?;
             if text.len() > 128 || text.contains('\\') {
                 return None;
             }
-            format!("\"{text}\"")
-        } else {
-            after
-                .chars()
-                .take_while(|c| c.is_ascii_digit() || *c == '-')
-                .collect()
-        };
-        (!value.is_empty()).then_some(value)
+            return Some((format!("\"{text}\""), rest));
+        }
+        let len = after
+            .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+            .unwrap_or(after.len());
+        (len > 0).then(|| (after[..len].to_string(), &after[len..]))
     }
 
     /// The JSON-RPC error line for an oversized request.
@@ -410,18 +494,29 @@ mod gate {
     #[cfg(test)]
     mod tests {
         #[test]
-        fn ids_are_read_from_the_first_bytes() {
+        fn ids_are_read_from_the_first_or_last_bytes() {
             assert_eq!(
-                super::message_id(br#"{"jsonrpc":"2.0","id":42,"method""#),
+                super::first_id(br#"{"jsonrpc":"2.0","id":42,"method""#),
                 Some("42".into())
             );
             assert_eq!(
-                super::message_id(br#"{"id": "a-1", "x"#),
+                super::first_id(br#"{"id": "a-1", "x"#),
                 Some("\"a-1\"".into())
             );
             assert_eq!(
-                super::message_id(br#"{"method":"tools/call","params":{"#),
-                None
+                super::first_id(br#"{"method":"tools/call","params":{"id":3,"#),
+                None,
+                "an id inside the params is not the message's"
+            );
+            // The TypeScript SDK writes the id last.
+            assert_eq!(
+                super::last_id(b"xxxx\"}},\"jsonrpc\":\"2.0\",\"id\":7}\n"),
+                Some("7".into())
+            );
+            assert_eq!(
+                super::last_id(br#"xx","id":3,"more":"x"}}"#),
+                None,
+                "not the last member"
             );
             assert_eq!(
                 super::refusal(&Some("7".into())),

@@ -1,0 +1,33 @@
+// A real MCP client for the integration tests: the official TypeScript SDK (pinned in package.json) starts
+// `paragraf mcp` over stdio, lists its tools and makes the calls a plan names, and prints what it got as one JSON
+// object. Usage: node mcp_client.mjs PLAN.json, where the plan is
+//   {"command": "...", "args": [...], "calls": [{"tool": "...", "arguments": {...}}, ...]}
+// and the output {"server": {...}, "instructions": "...", "tools": [...], "results": [...]}, each result either
+// {"structured": ..., "isError": bool} or {"error": {"code": n, "message": "..."}} for a JSON-RPC error.
+import { readFileSync } from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const plan = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const transport = new StdioClientTransport({ command: plan.command, args: plan.args, stderr: "ignore" });
+const client = new Client({ name: "paragraf-integration-test", version: "1.0.0" });
+await client.connect(transport);
+const { tools } = await client.listTools();
+const results = [];
+for (const call of plan.calls) {
+  try {
+    const answer = await client.callTool({ name: call.tool, arguments: call.arguments });
+    results.push({ structured: answer.structuredContent ?? null, isError: answer.isError ?? false });
+  } catch (e) {
+    results.push({ error: { code: e.code ?? null, message: String(e.message) } });
+  }
+}
+process.stdout.write(
+  JSON.stringify({
+    server: client.getServerVersion(),
+    instructions: client.getInstructions() ?? "",
+    tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    results,
+  }) + "\n",
+);
+await client.close();
