@@ -164,14 +164,15 @@ fn FederalItem<'a>(
     view! {
         <li class="hit" data-law=result.law.law.clone() data-section=result.designation.clone()
             data-score=format!("{:.4}", result.score)>
-            <h3>
+            // h2 as on the search page: the page's h1 comes right before (headings keep their order).
+            <h2>
                 <a class="open-law" href=format!("?law={}", crate::state::encode(&open))
                     on:click=move |ev| {
                         ev.prevent_default();
                         ctx.law.set(open.clone());
                         ctx.page.set(Page::Search);
                     }>{heading}</a>
-            </h3>
+            </h2>
             <p class="law-title">
                 {result.law.title.clone()}
                 " "
