@@ -2816,3 +2816,59 @@ fn every_page_passes_axe_core_without_serious_violations() {
     let _ = browser.console_errors(&[]);
     assert!(found.is_empty(), "axe-core found:\n{}", found.join("\n"));
 }
+
+/// A lawyer's two moves on a result: "Zitat kopieren" puts the citation (`Art. 5 GG`) on the clipboard, and
+/// printing shows the section, its path and the official link without the page's controls.
+#[test]
+fn a_result_copies_its_citation_and_prints_without_controls() {
+    let site = crate::util::serve_static(vec![
+        ("/bundles/".into(), gg_bundles().to_path_buf()),
+        ("/".into(), dist()),
+    ]);
+    let browser = Browser::start();
+    let origin = format!("http://{site}");
+    browser.call(
+        "POST",
+        "/goog/cdp/execute",
+        json!({"cmd": "Browser.grantPermissions", "params": {
+            "origin": origin, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]}}),
+    );
+    browser.goto(&format!("{origin}/?mode=bm25&q=Art.+5+GG"));
+    browser.wait_text("#result-meta", "results", |t| t.contains("Treffer in GG"));
+    let button = "#r0 .copy-citation";
+    assert_eq!(browser.text(button).as_deref(), Some("Zitat kopieren"));
+    browser.click(button);
+    browser.wait_text(button, "the copy to be confirmed", |t| {
+        t == "Kopiert: Art. 5 GG"
+    });
+    let clipboard = browser.call(
+        "POST",
+        "/execute/async",
+        json!({"script": "const done = arguments[arguments.length - 1];\
+            navigator.clipboard.readText().then(done, e => done('unreadable: ' + e));", "args": []}),
+    );
+    assert_eq!(clipboard, json!("Art. 5 GG"));
+
+    browser.call(
+        "POST",
+        "/goog/cdp/execute",
+        json!({"cmd": "Emulation.setEmulatedMedia", "params": {"media": "print"}}),
+    );
+    let shown = browser.script(
+        "const d = (s) => { const e = document.querySelector(s); return e ? getComputedStyle(e).display : 'absent'; };\
+         return { header: d('header.top'), form: d('form.search'), result: d('#r0'), copy: d('#r0 .copy-citation'),\
+                  link: getComputedStyle(document.querySelector('#r0 .foot a'), '::after').content };",
+        json!([]),
+    );
+    assert_eq!(shown["header"], "none", "{shown}");
+    assert_eq!(shown["form"], "none", "{shown}");
+    assert_eq!(shown["copy"], "none", "{shown}");
+    assert_ne!(shown["result"], "none", "{shown}");
+    assert!(
+        shown["link"]
+            .as_str()
+            .unwrap()
+            .contains("gesetze-im-internet.de/gg/art_5.html"),
+        "the official link is printed: {shown}"
+    );
+}

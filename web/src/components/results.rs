@@ -322,9 +322,40 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
             {links}
             <p class="foot">
                 <span class="units">{units}</span>
+                <CopyCitation citation=format!("{} {}", section.designation, outcome.law.entry.law)/>
                 <a href=official target="_blank" rel="noopener">"Amtliche Fassung ↗"</a>
             </p>
         </li>
+    }
+}
+
+/// "Zitat kopieren": the section's citation (`§ 551 BGB`) to the clipboard; where the browser refuses, the
+/// citation is shown to copy by hand.
+#[component]
+fn CopyCitation(citation: String) -> impl IntoView {
+    let said = RwSignal::new(None::<String>);
+    let text = citation.clone();
+    let copy = move |_| {
+        let text = text.clone();
+        leptos::task::spawn_local(async move {
+            let copied = match web_sys::window().map(|w| w.navigator().clipboard()) {
+                Some(clipboard) => {
+                    wasm_bindgen_futures::JsFuture::from(clipboard.write_text(&text))
+                        .await
+                        .is_ok()
+                }
+                None => false,
+            };
+            said.set(Some(if copied {
+                format!("Kopiert: {text}")
+            } else {
+                format!("Zitat: {text}")
+            }));
+        });
+    };
+    view! {
+        <button type="button" class="copy-citation" data-citation=citation.clone() on:click=copy
+            aria-live="polite">{move || said.get().unwrap_or_else(|| "Zitat kopieren".to_string())}</button>
     }
 }
 
