@@ -275,7 +275,13 @@ impl Browser {
             .to_string()
     }
 
+    /// Clicks `css` as a user would: a control inside the closed "Erweitert" is reached by opening it first.
     fn click(&self, css: &str) {
+        self.script(
+            "const e = document.querySelector(arguments[0]); const d = e?.closest('details#advanced');\
+             if (d && !d.open && !e.closest('summary')) d.querySelector('summary').click(); return true;",
+            json!([css]),
+        );
         let id = self.element(css);
         self.call("POST", &format!("/element/{id}/click"), json!({}));
     }
@@ -2871,4 +2877,53 @@ fn a_result_copies_its_citation_and_prints_without_controls() {
             .contains("gesetze-im-internet.de/gg/art_5.html"),
         "the official link is printed: {shown}"
     );
+}
+
+/// A lay view first: the question, the law and the results; strategy, mode, unit search, graph and scores one
+/// click away under "Erweitert", open or closed in the URL, and its summary names settings a link changed.
+#[test]
+fn the_first_screen_is_the_lay_view_and_erweitert_keeps_every_control() {
+    let site = crate::util::serve_static(vec![
+        ("/bundles/".into(), gg_bundles().to_path_buf()),
+        ("/".into(), dist()),
+    ]);
+    let browser = Browser::start();
+    let visible = |b: &Browser, css: &str| -> bool {
+        b.script(
+            "const e = document.querySelector(arguments[0]); return !!e && e.checkVisibility();",
+            json!([css]),
+        )
+        .as_bool()
+        .unwrap()
+    };
+    browser.goto(&format!(
+        "http://{site}/?mode=bm25&q={}",
+        crate::util::form_encode("Meinungsäußerung Presse")
+    ));
+    browser.wait_text("#result-meta", "results", |t| {
+        t.contains("Treffer in GG") && !t.starts_with("0 ")
+    });
+    assert!(visible(&browser, "#q"), "the question");
+    assert!(visible(&browser, "#r0 h2"), "the results");
+    for hidden in ["#strategy", "input[name=mode]", "#unit-search", "#graph"] {
+        assert!(
+            !visible(&browser, hidden),
+            "{hidden} is not on the first screen"
+        );
+    }
+    assert_eq!(
+        browser.count(".score"),
+        0,
+        "no raw scores on the first screen"
+    );
+    let summary = browser.text("#advanced summary").unwrap();
+    assert_eq!(summary, "Erweitert (bm25)", "the link's mode is named");
+    browser.click("#advanced summary");
+    assert!(visible(&browser, "#strategy") && visible(&browser, "#graph"));
+    assert!(browser.count(".score") > 0, "scores with Erweitert");
+    let url = browser.current_url();
+    assert!(url.contains("erweitert=an"), "{url}");
+    browser.goto(&url);
+    browser.wait_text("#result-meta", "results", |t| t.contains("Treffer in GG"));
+    assert!(visible(&browser, "#strategy"), "open again from the URL");
 }

@@ -41,6 +41,8 @@ pub struct Ctx {
     /// Ranking with what was learned from past questions on or off.
     pub learning: RwSignal<bool>,
     pub unit_search: RwSignal<UnitSearch>,
+    /// "Erweitert" open: the researcher's controls and the scores ([`crate::state::UrlState::advanced`]).
+    pub advanced: RwSignal<bool>,
     /// Where query vectors come from (automatic, only the proxy, only the browser).
     pub encoder: RwSignal<EncoderChoice>,
     pub page: RwSignal<Page>,
@@ -145,6 +147,7 @@ impl Ctx {
         let graph = RwSignal::new(start.graph);
         let learning = RwSignal::new(start.learning);
         let unit_search = RwSignal::new(start.unit_search);
+        let advanced = RwSignal::new(start.advanced);
         let encoder_choice = RwSignal::new(start.encoder);
         let progress = RwSignal::new(None);
         let proxy_problem = RwSignal::new(None);
@@ -386,6 +389,7 @@ impl Ctx {
             graph,
             learning,
             unit_search,
+            advanced,
             encoder: encoder_choice,
             page,
             data,
@@ -442,6 +446,7 @@ impl Ctx {
             proxy: self.proxy_from_url.get().then(|| self.proxy_url.get()),
             page: self.page.get(),
             encoder: self.encoder.get(),
+            advanced: self.advanced.get(),
         }
     }
 

@@ -34,6 +34,9 @@ pub struct UrlState {
     pub page: Page,
     /// Where query vectors are computed (`vektor=server|browser`; automatic when absent).
     pub encoder: EncoderChoice,
+    /// The researcher's controls (strategy, mode, unit search, graph, scores) shown (`erweitert=an`); a lay view
+    /// (question, law, results) by default.
+    pub advanced: bool,
 }
 
 /// Where the query vector of a dense or hybrid search comes from.
@@ -107,6 +110,7 @@ impl Default for UrlState {
             proxy: None,
             page: Page::default(),
             encoder: EncoderChoice::default(),
+            advanced: false,
         }
     }
 }
@@ -147,6 +151,7 @@ impl UrlState {
                 "page" if value == "strategies" => state.page = Page::Strategies,
                 "page" if value == "alle" => state.page = Page::AllLaws,
                 "vektor" => state.encoder = EncoderChoice::from_param(&value),
+                "erweitert" => state.advanced = value == "an",
                 _ => {}
             }
         }
@@ -191,6 +196,9 @@ impl UrlState {
         }
         if self.unit_search != UnitSearch::default() {
             parts.push(format!("u={}", self.unit_search));
+        }
+        if self.advanced {
+            parts.push("erweitert=an".to_string());
         }
         if let Some(data) = &self.data {
             parts.push(format!("data={}", encode(data)));
@@ -282,6 +290,7 @@ mod tests {
             proxy: Some("http://127.0.0.1:9/".into()),
             page: Page::Search,
             encoder: EncoderChoice::Browser,
+            advanced: true,
         };
         let query = state.to_query();
         assert!(

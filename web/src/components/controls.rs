@@ -61,6 +61,50 @@ pub fn ModeChoice() -> impl IntoView {
     }
 }
 
+/// "Erweitert": the researcher's controls, closed by default so that a first screen shows the question, the law
+/// and the results; open or closed is kept in the URL (`erweitert=an`). Its summary names the settings that differ
+/// from the defaults, so a shared link's choices are never hidden without a word.
+#[component]
+pub fn Advanced(children: Children) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let changed = move || {
+        let mut changed = Vec::new();
+        if ctx.mode.get() != Mode::default() {
+            changed.push(ctx.mode.get().name().to_string());
+        }
+        let strategy = ctx.strategy.get();
+        if !strategy.is_empty() && strategy != "section" {
+            changed.push(strategy);
+        }
+        if !ctx.expand.get() {
+            changed.push("ohne Synonyme".to_string());
+        }
+        if ctx.graph.get() {
+            changed.push("Verweisgraph".to_string());
+        }
+        if ctx.unit_search.get() != UnitSearch::default() {
+            changed.push(ctx.unit_search.get().name().to_string());
+        }
+        if changed.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", changed.join(", "))
+        }
+    };
+    view! {
+        <details id="advanced" class="advanced" prop:open=move || ctx.advanced.get()
+            on:toggle=move |ev| {
+                let open = event_target::<web_sys::HtmlDetailsElement>(&ev).open();
+                if open != ctx.advanced.get_untracked() {
+                    ctx.advanced.set(open);
+                }
+            }>
+            <summary>"Erweitert" <span class="hint">{changed}</span></summary>
+            {children()}
+        </details>
+    }
+}
+
 /// The form.
 #[component]
 pub fn Controls() -> impl IntoView {
@@ -126,6 +170,9 @@ pub fn Controls() -> impl IntoView {
             <SearchRow placeholder="Frage oder Zitat, z. B. „Meinungsfreiheit“ oder „Art. 1 GG“ (Taste /)"/>
             <div class="controls">
                 <LawPicker/>
+            </div>
+            <Advanced>
+            <div class="controls">
                 <label>"Strategie "
                     <select id="strategy" name="s" aria-describedby="strategy-description"
                         on:change=move |ev| ctx.strategy.set(event_target_value(&ev))>{strategies}</select>
@@ -191,6 +238,7 @@ pub fn Controls() -> impl IntoView {
                 }>"Übernehmen und prüfen"</button>
                 <p class="hint">"Nur der Anfragetext geht an diesen Dienst; Gesetz und Suche bleiben im Browser."</p>
             </details>
+            </Advanced>
         </form>
     }
 }

@@ -314,7 +314,9 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
             <div class="result-head">
                 <h2>{heading}</h2>
                 {cited.then(|| view! { <span class="badge">"zitiert"</span> })}
-                <span class="score" title="Rangwert">{format!("{:.4}", hit.score)}</span>
+                <Show when=move || ctx.advanced.get()>
+                    <span class="score" title="Rangwert">{format!("{:.4}", hit.score)}</span>
+                </Show>
             </div>
             <p class="path">{format!("{} › {path}", outcome.law.entry.law)}</p>
             {precedents}

@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 
-use crate::components::controls::{ModeChoice, SearchRow};
+use crate::components::controls::{Advanced, ModeChoice, SearchRow};
 use crate::components::errors::ErrorList;
 use crate::components::federal_results::FederalResults;
 use crate::components::notice::{LoadProgress, ProxyNotice};
@@ -68,8 +68,10 @@ pub fn AllLawsPage() -> impl IntoView {
                         prop:value=laws_text
                         on:change=move |ev| ctx.laws.set(parse_laws(&event_target_value(&ev)))/>
                 </label>
-                <ModeChoice/>
             </div>
+            <Advanced>
+                <div class="controls"><ModeChoice/></div>
+            </Advanced>
         </form>
         <ProxyNotice/>
         <LoadProgress/>
