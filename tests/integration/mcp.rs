@@ -258,9 +258,10 @@ fn mcp_server_answers_as_the_cli_does() {
 }
 
 /// `paragraf mcp` as a real client sees it: the official MCP TypeScript SDK (`tests/tools`, pinned) connects over
-/// stdio, lists the five tools and calls each, bad arguments included; its answers are the CLI's JSON.
+/// stdio, lists the five tools and calls each, bad arguments included, and reads sections and a table of contents
+/// as resources; its answers are the CLI's JSON.
 #[test]
-fn the_official_typescript_sdk_client_uses_every_tool() {
+fn the_official_typescript_sdk_client_uses_every_tool_and_resource() {
     let dir = crate::util::temp_dir();
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/tools/mcp_client.mjs");
@@ -289,6 +290,14 @@ fn the_official_typescript_sdk_client_uses_every_tool() {
             "command": env!("CARGO_BIN_EXE_paragraf"),
             "args": ["mcp", "--bundles", bundles, "--model", model_path()],
             "calls": calls,
+            "read": [
+                "paragraf://GG/Art. 5",
+                "paragraf://GG/Art.%205",
+                "paragraf://GG",
+                "paragraf://GG/Art. 999",
+                "paragraf://XYZ/§ 1",
+                "https://example.org/GG",
+            ],
         })
         .to_string(),
     )
@@ -400,5 +409,53 @@ fn the_official_typescript_sdk_client_uses_every_tool() {
         structured(8),
         structured(0),
         "still serving after the refusals"
+    );
+
+    // Resources: one per law (its table of contents), templates for sections and laws; a section read is
+    // `paragraf show --json`, a law `paragraf contents --json`; names that resolve to nothing are -32002.
+    assert_eq!(report["resources"][0]["uri"], "paragraf://GG", "{report}");
+    assert_eq!(report["resources"][0]["mimeType"], "application/json");
+    let templates: Vec<&str> = report["templates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["uriTemplate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        templates,
+        ["paragraf://{law}/{designation}", "paragraf://{law}"]
+    );
+    let reads = report["reads"].as_array().unwrap();
+    let read = |i: usize| -> Value {
+        let contents = &reads[i]["contents"][0];
+        assert_eq!(contents["mimeType"], "application/json", "{}", reads[i]);
+        serde_json::from_str(contents["text"].as_str().unwrap()).unwrap()
+    };
+    assert_eq!(read(0), show);
+    assert_eq!(read(1), show, "percent-encoded URIs name the same section");
+    let cli_contents: Value = serde_json::from_str(&crate::util::run_ok(&[
+        "contents",
+        "GG",
+        "--bundles",
+        &bundles,
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(read(2), cli_contents);
+    let not_found = |i: usize| {
+        let error = &reads[i]["error"];
+        assert_eq!(error["code"], -32002, "{}", reads[i]);
+        error["message"].as_str().unwrap().to_owned()
+    };
+    assert!(
+        not_found(3).contains("GG has no section \"Art. 999\""),
+        "{}",
+        not_found(3)
+    );
+    assert!(not_found(4).contains("no law \"XYZ\""), "{}", not_found(4));
+    assert!(
+        not_found(5).contains("not a paragraf:// URI"),
+        "{}",
+        not_found(5)
     );
 }

@@ -1,6 +1,8 @@
 //! `paragraf mcp`: a Model Context Protocol server over stdio (official Rust SDK, `rmcp`), so AI assistants can
 //! search the same bundles with the same engine as the app: `search_law`, `get_section` (with the definitions
-//! a section uses), `resolve_citation` (down to Absatz and Satz), `table_of_contents`, `list_laws`.
+//! a section uses), `resolve_citation` (down to Absatz and Satz), `table_of_contents`, `list_laws`; and the law
+//! as MCP resources: `paragraf://BGB` (a law's table of contents) and `paragraf://BGB/§ 551` (one section), so a
+//! client can attach a section to a conversation without a tool call.
 //!
 //! Answers are the JSON of [`paragraf_core::results`] — exactly what `paragraf search --json` and `paragraf show
 //! --json` print — as structured content plus the same JSON as text for clients that read only text. Bundles and
@@ -16,8 +18,16 @@ use clap::Args;
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, Implementation, JsonObject, ServerCapabilities, ServerConfig};
-use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
+use rmcp::model::{
+    CallToolResult, ErrorCode, Implementation, JsonObject, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{
+    schemars, tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt,
+};
 use serde::Deserialize;
 
 use super::library::{self, ExpansionChoice, Library};
@@ -275,15 +285,169 @@ verfügbaren Gesetze (Kürzel, Titel, Stand, Zahl der Paragraphen).",
     }
 }
 
+/// The scheme of the server's resources: `paragraf://<law>` and `paragraf://<law>/<designation>`.
+pub const RESOURCE_SCHEME: &str = "paragraf://";
+
+/// Laws per page of `resources/list` (a folder of all federal law holds 6,877).
+const RESOURCES_PER_PAGE: usize = 500;
+
+/// What a resource URI names: a law (its table of contents) or one of its sections.
+#[derive(Debug, PartialEq)]
+enum ResourceName {
+    Law(String),
+    Section { law: String, designation: String },
+}
+
+/// A resource URI read: `paragraf://BGB/§ 551`, percent-encoded or not (`paragraf://BGB/%C2%A7%20551`, `paragraf://StVO%202013`).
+fn resource_name(uri: &str) -> Result<ResourceName, ErrorData> {
+    let not_found = |why: &str| {
+        ErrorData::resource_not_found(
+            format!(
+                "{}: {why}; resources are `{RESOURCE_SCHEME}<law>` (its table of contents) and `{RESOURCE_SCHEME}<law>/<section>`, e.g. `{RESOURCE_SCHEME}BGB/§ 551`",
+                paragraf_core::names::echo(uri)
+            ),
+            None,
+        )
+    };
+    let rest = uri
+        .strip_prefix(RESOURCE_SCHEME)
+        .ok_or_else(|| not_found("not a paragraf:// URI"))?;
+    let decoded = percent_encoding::percent_decode_str(rest)
+        .decode_utf8()
+        .map_err(|_| not_found("its percent-encoding is not UTF-8"))?;
+    let (law, designation) = match decoded.split_once('/') {
+        Some((law, designation)) => (law.trim(), Some(designation.trim())),
+        None => (decoded.trim(), None),
+    };
+    if law.is_empty() {
+        return Err(not_found("it names no law"));
+    }
+    Ok(match designation {
+        None | Some("") => ResourceName::Law(law.to_string()),
+        Some(designation) => ResourceName::Section {
+            law: law.to_string(),
+            designation: designation.to_string(),
+        },
+    })
+}
+
+/// `value` as a resource's JSON contents.
+fn json_contents<T: serde::Serialize>(
+    uri: &str,
+    value: &T,
+) -> Result<ReadResourceResponse, ErrorData> {
+    let text =
+        serde_json::to_string(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    Ok(ReadResourceResult::new(vec![
+        ResourceContents::text(text, uri).with_mime_type("application/json")
+    ])
+    .into())
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Paragraf {
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let laws = self.library.summaries();
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|&at| at <= laws.len())
+                .ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        format!("unknown cursor {}", paragraf_core::names::echo(&cursor)),
+                        None,
+                    )
+                })?,
+        };
+        let end = (start + RESOURCES_PER_PAGE).min(laws.len());
+        let mut page = ListResourcesResult::with_all_items(
+            laws[start..end]
+                .iter()
+                .map(|l| {
+                    Resource::new(format!("{RESOURCE_SCHEME}{}", l.law), l.law.clone())
+                        .with_title(l.title.clone())
+                        .with_description(format!(
+                            "Inhaltsübersicht / table of contents: {} sections, Stand {}",
+                            l.sections, l.build_date
+                        ))
+                        .with_mime_type("application/json")
+                })
+                .collect(),
+        );
+        page.next_cursor = (end < laws.len()).then(|| end.to_string());
+        Ok(page)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(format!("{RESOURCE_SCHEME}{{law}}/{{designation}}"), "section")
+                .with_title("Vorschrift / section")
+                .with_description(
+                    "One section of a law in full, as get_section gives it: e.g. paragraf://BGB/§ 551, paragraf://GG/Art. 1",
+                )
+                .with_mime_type("application/json"),
+            ResourceTemplate::new(format!("{RESOURCE_SCHEME}{{law}}"), "table_of_contents")
+                .with_title("Inhaltsübersicht / table of contents")
+                .with_description("A law's structure with its sections, as table_of_contents gives it")
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        // A name that resolves to nothing is "resource not found" (-32002), as the protocol asks.
+        let not_found = |e: ErrorData| {
+            if e.code == ErrorCode::INVALID_PARAMS {
+                ErrorData::resource_not_found(e.message, None)
+            } else {
+                e
+            }
+        };
+        match resource_name(&uri)? {
+            ResourceName::Law(law) => {
+                let contents = self
+                    .blocking(move |lib| lib.contents(&law))
+                    .await
+                    .map_err(not_found)?;
+                json_contents(&uri, &contents)
+            }
+            ResourceName::Section { law, designation } => {
+                let section = self
+                    .blocking(move |lib| lib.section(&law, &designation))
+                    .await
+                    .map_err(not_found)?;
+                json_contents(&uri, &section)
+            }
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
             .with_server_info(Implementation::new("paragraf", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Offline search over German federal law (Bundesrecht) with the Paragraf engine: call list_laws, then \
 search_law with the user's question in German, then get_section to read the sections you rely on; resolve_citation \
-checks a citation down to Absatz and Satz, table_of_contents shows a law's structure. Always cite the \
+checks a citation down to Absatz and Satz, table_of_contents shows a law's structure. Sections are also resources \
+(paragraf://BGB/§ 551) and laws too (paragraf://BGB, the table of contents). Always cite the \
 designation (e.g. § 535 BGB) and the official link. This is the statute text only, not legal advice or case law. \
 / Offline-Suche im Bundesrecht: list_laws, dann search_law, dann get_section; immer Paragraf und amtlichen Link nennen.",
             )
