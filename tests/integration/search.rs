@@ -569,3 +569,43 @@ fn eval_cli_reports_metrics_charts_and_missing_gold() {
     assert_eq!(failed.status.code(), Some(2), "{err}");
     assert!(err.contains("--title-weight"), "{err}");
 }
+
+/// What a citation in a question marks in the app: exactly the Absatz or Satz cited, in its section's text; a whole
+/// section, another law's citation or a unit that does not exist marks nothing.
+#[test]
+fn a_cited_absatz_or_satz_is_found_in_its_sections_text() {
+    let law = bgb();
+    let marked = |query: &str| -> Vec<(String, String)> {
+        paragraf_core::cite::cited_units(law, query)
+            .into_iter()
+            .map(|(s, range)| {
+                let section = &law.sections[s];
+                (section.designation.clone(), section.text[range].to_string())
+            })
+            .collect()
+    };
+    assert_eq!(
+        marked("§ 433 Abs. 1 S. 2 BGB"),
+        [(
+            "§ 433".to_string(),
+            "Der Verkäufer hat dem Käufer die Sache frei von Sach- und Rechtsmängeln zu verschaffen.".to_string()
+        )]
+    );
+    let absatz = marked("Was sagt § 551 Abs. 2 BGB zur Kaution?");
+    assert_eq!(absatz.len(), 1, "{absatz:?}");
+    assert!(
+        absatz[0]
+            .1
+            .starts_with("(2) Ist als Sicherheit eine Geldsumme")
+            && absatz[0].1.ends_with("Mietzahlungen fällig."),
+        "{absatz:?}"
+    );
+    for nothing in [
+        "§ 433 BGB",
+        "§ 433 Abs. 9 BGB",
+        "§ 433 Abs. 1 StGB",
+        "Kaution zurück",
+    ] {
+        assert_eq!(marked(nothing), [], "{nothing}");
+    }
+}

@@ -2863,7 +2863,7 @@ fn a_result_copies_its_citation_and_prints_without_controls() {
     let shown = browser.script(
         "const d = (s) => { const e = document.querySelector(s); return e ? getComputedStyle(e).display : 'absent'; };\
          return { header: d('header.top'), form: d('form.search'), result: d('#r0'), copy: d('#r0 .copy-citation'),\
-                  link: getComputedStyle(document.querySelector('#r0 .foot a'), '::after').content };",
+                  link: getComputedStyle(document.querySelector('#r0 .foot a[target=_blank]'), '::after').content };",
         json!([]),
     );
     assert_eq!(shown["header"], "none", "{shown}");
@@ -2877,6 +2877,239 @@ fn a_result_copies_its_citation_and_prints_without_controls() {
             .contains("gesetze-im-internet.de/gg/art_5.html"),
         "the official link is printed: {shown}"
     );
+}
+
+/// A link to an Absatz or Satz (`?q=Art. 13 Abs. 7 GG`) opens its section with exactly that unit marked and
+/// scrolled into view, also deep in a long section's text box; every result links to itself, and prints its
+/// law's Stand.
+#[test]
+fn a_link_to_an_absatz_or_satz_marks_it_and_scrolls_it_into_view() {
+    let site = crate::util::serve_static(vec![
+        ("/bundles/".into(), gg_bundles().to_path_buf()),
+        ("/".into(), dist()),
+    ]);
+    let browser = Browser::start();
+    let law = paragraf_corpus::parse_file(&crate::util::shared("corpus/GG.xml")).unwrap();
+    let absatz = |designation: &str, label: &str| -> String {
+        let section = &law.sections[law.find_section(designation).unwrap()];
+        let a = section
+            .subsections
+            .iter()
+            .find(|a| a.label.as_deref() == Some(label))
+            .unwrap();
+        section.text[a.span.range()].to_string()
+    };
+    let shown = |b: &Browser| -> Value {
+        b.script(
+            "const c = [...document.querySelectorAll('#r0 .cited')];\
+             if (!c.length) return null;\
+             const t = document.querySelector('#r0 .text'); const box = t.getBoundingClientRect();\
+             const r = c[0].getBoundingClientRect();\
+             return { text: c.map(e => e.textContent).join(''), elsewhere: document.querySelectorAll('.cited').length - c.length,\
+                      inBox: r.top >= box.top - 1 && r.top < box.bottom, scrolled: t.scrollTop > 0, inWindow: r.top >= 0 && r.top < innerHeight,\
+                      heading: document.querySelector('#r0 h2').textContent };",
+            json!([]),
+        )
+    };
+
+    // Art. 13 Abs. 7 stands at the end of a long article: its text box must scroll to it.
+    browser.goto(&format!(
+        "http://{site}/?mode=bm25&q={}",
+        crate::util::form_encode("Art. 13 Abs. 7 GG")
+    ));
+    browser.wait_text("#result-meta", "results", |t| t.contains("Treffer in GG"));
+    let mut found = Value::Null;
+    for _ in 0..50 {
+        found = shown(&browser);
+        if found["inBox"] == true {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(found["text"], absatz("Art. 13", "7"), "{found}");
+    assert_eq!(found["elsewhere"], 0, "{found}");
+    assert_eq!(found["inBox"], true, "scrolled into its text box: {found}");
+    assert_eq!(
+        found["scrolled"], true,
+        "the unit lies below the box's first screen: {found}"
+    );
+    assert_eq!(found["inWindow"], true, "{found}");
+    assert!(found["heading"].as_str().unwrap().starts_with("Art. 13 "));
+
+    // One Satz: only it is marked.
+    browser.goto(&format!(
+        "http://{site}/?mode=bm25&q={}",
+        crate::util::form_encode("Art. 5 Abs. 1 S. 2 GG")
+    ));
+    browser.wait_text("#result-meta", "results", |t| t.contains("Treffer in GG"));
+    assert_eq!(
+        shown(&browser)["text"],
+        "Die Pressefreiheit und die Freiheit der Berichterstattung durch Rundfunk und Film werden gewährleistet."
+    );
+    // A whole section, or a unit that does not exist: nothing marked, the section still first.
+    for q in ["Art. 5 GG", "Art. 5 Abs. 9 GG"] {
+        browser.goto(&format!(
+            "http://{site}/?mode=bm25&q={}",
+            crate::util::form_encode(q)
+        ));
+        browser.wait_text("#result-meta", "results", |t| t.contains("Treffer in GG"));
+        assert_eq!(shown(&browser), Value::Null, "{q}");
+        let heading = browser.text("#r0 h2").unwrap();
+        assert_eq!(heading.trim(), "Art. 5", "{q}");
+    }
+
+    // Each result's own link searches its citation; it opens the same page.
+    let href = browser
+        .script(
+            "return document.querySelector('#r0 a.permalink').getAttribute('href');",
+            json!([]),
+        )
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(href.contains("q=Art.+5+GG"), "{href}");
+    browser.goto(&format!("http://{site}/{href}"));
+    browser.wait_text("#result-meta", "results", |t| t.contains("Treffer in GG"));
+    assert_eq!(browser.text("#r0 h2").unwrap().trim(), "Art. 5");
+
+    // The law's Stand: not on screen, printed.
+    let stand = |b: &Browser| {
+        b.script(
+            "const e = document.querySelector('#r0 .stand'); return [getComputedStyle(e).display, e.textContent];",
+            json!([]),
+        )
+    };
+    let screen = stand(&browser);
+    assert_eq!(screen[0], "none", "{screen}");
+    assert!(
+        screen[1].as_str().unwrap().starts_with("Stand: "),
+        "{screen}"
+    );
+    browser.call(
+        "POST",
+        "/goog/cdp/execute",
+        json!({"cmd": "Emulation.setEmulatedMedia", "params": {"media": "print"}}),
+    );
+    assert_eq!(stand(&browser)[0], "block");
+}
+
+/// Keyboard only, as someone who cannot use a mouse: Tab reaches the question, Enter searches, Tab walks the
+/// first result before the second, Enter opens a defined term's popover and Esc closes it with focus kept on the
+/// term, Enter on "Erweitert" opens the researcher's controls; the focused element is always visibly outlined.
+/// Over many laws the law finder takes a name and Enter opens its best suggestion.
+#[test]
+fn everything_works_from_the_keyboard() {
+    let site = crate::util::serve_static(vec![
+        ("/bundles/".into(), gg_bundles().to_path_buf()),
+        (
+            "/alle/".into(),
+            crate::util::federal_sample_bundles().to_path_buf(),
+        ),
+        ("/".into(), dist()),
+    ]);
+    let browser = Browser::start();
+    let keys = |b: &Browser, keys: &str| {
+        let actions: Vec<Value> = keys
+            .chars()
+            .flat_map(|c| {
+                let c = c.to_string();
+                [
+                    json!({"type": "keyDown", "value": c}),
+                    json!({"type": "keyUp", "value": c}),
+                ]
+            })
+            .collect();
+        b.call(
+            "POST",
+            "/actions",
+            json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]}),
+        );
+    };
+    let focused = |b: &Browser| -> Value {
+        b.script(
+            "const e = document.activeElement; const s = getComputedStyle(e);\
+             return { id: e.id, tag: e.tagName, class: e.className, term: e.dataset.term ?? null,\
+                      result: e.closest('.result')?.id ?? null, summary: e.tagName === 'SUMMARY',\
+                      visible: s.outlineStyle !== 'none' && s.outlineWidth !== '0px',\
+                      open: document.querySelector(':popover-open')?.id ?? null };",
+            json!([]),
+        )
+    };
+    // Tab until `wanted` (at most `limit` presses); every stop visibly focused. Returns the presses.
+    let tab_until = |b: &Browser, what: &str, limit: usize, wanted: &dyn Fn(&Value) -> bool| {
+        for presses in 1..=limit {
+            keys(b, "\u{E004}");
+            let now = focused(b);
+            if now["tag"] != "BODY" {
+                assert_eq!(now["visible"], true, "focus not visible on {now}");
+            }
+            if wanted(&now) {
+                return (presses, now);
+            }
+        }
+        panic!(
+            "{what}: not reached in {limit} Tab presses (at {})",
+            focused(b)
+        );
+    };
+
+    browser.goto(&format!("http://{site}/?mode=bm25"));
+    browser.wait_text("#law", "the law list", |t| t.contains("GG"));
+    tab_until(&browser, "the question", 20, &|f| f["id"] == "q");
+    keys(&browser, "Art. 8 GG\u{E007}");
+    browser.wait_text("#result-meta", "results", |t| t.contains("Treffer in GG"));
+    let (_, first) = tab_until(&browser, "the first result", 60, &|f| {
+        !f["result"].is_null()
+    });
+    assert_eq!(
+        first["result"], "r0",
+        "the first result comes first: {first}"
+    );
+    let (_, term) = tab_until(&browser, "a defined term", 40, &|f| {
+        f["term"] == "Deutscher"
+    });
+    assert!(term["result"].as_str().unwrap().starts_with('r'), "{term}");
+    keys(&browser, "\u{E007}");
+    let opened = focused(&browser);
+    assert!(
+        opened["open"]
+            .as_str()
+            .is_some_and(|id| id.starts_with('d')),
+        "Enter opens the definition: {opened}"
+    );
+    keys(&browser, "\u{E00C}");
+    let closed = focused(&browser);
+    assert_eq!(closed["open"], Value::Null, "Esc closes it: {closed}");
+    assert_eq!(
+        closed["term"], "Deutscher",
+        "focus stays on the term: {closed}"
+    );
+
+    // Back to the top: "Erweitert" opens with Enter.
+    browser.goto(&format!("http://{site}/?mode=bm25"));
+    browser.wait_text("#law", "the law list", |t| t.contains("GG"));
+    tab_until(&browser, "Erweitert", 30, &|f| f["summary"] == true);
+    keys(&browser, "\u{E007}");
+    let open = browser.script(
+        "return document.querySelector('details#advanced').open;",
+        json!([]),
+    );
+    assert_eq!(open, true, "Enter on the summary opens Erweitert");
+
+    // Many laws: the law finder by keyboard.
+    let target = crate::util::federal_sample()
+        .keys()
+        .rev()
+        .find(|law| !law.contains(' '))
+        .expect("a sample law")
+        .clone();
+    browser.goto(&format!("http://{site}/?data=alle/&mode=bm25"));
+    browser.wait_text("#law-current", "the current law", |t| !t.is_empty());
+    tab_until(&browser, "the law finder", 20, &|f| f["id"] == "law-finder");
+    keys(&browser, &format!("{target}\u{E007}"));
+    browser.wait_text("#law-current", "the chosen law", |t| {
+        t.contains(target.as_str())
+    });
 }
 
 /// A lay view first: the question, the law and the results; strategy, mode, unit search, graph and scores one

@@ -1,5 +1,6 @@
-//! Splits a section's text into runs for display: which bytes belong to a unit that scored, which are a
-//! citation of another section of the same law (an in-app link), and which are a term defined elsewhere.
+//! Splits a section's text into runs for display: which bytes belong to a unit that scored, which to the Absatz
+//! or Satz the query cites, which are a citation of another section of the same law (an in-app link), and which
+//! are a term defined elsewhere.
 
 use paragraf_core::definitions::TermUse;
 use paragraf_core::law::{RefTarget, Section};
@@ -11,17 +12,20 @@ pub struct Run {
     pub text: String,
     /// Inside a unit that scored (rank of the best such unit among the section's hits, 0 = best).
     pub hit: Option<usize>,
+    /// Inside the Absatz or Satz the query cites.
+    pub cited: bool,
     /// Cites this section of the same law.
     pub link: Option<u32>,
     /// A defined term (index of its definition); never part of a link.
     pub term: Option<usize>,
 }
 
-/// The runs of `text`: `hits` as (rank, byte range), links from the section's references, `terms` as the
-/// glossary found them.
+/// The runs of `text`: `hits` as (rank, byte range), `cited` the byte ranges the query cites, links from the
+/// section's references, `terms` as the glossary found them.
 pub fn runs(
     section: &Section,
     hits: &[(usize, std::ops::Range<usize>)],
+    cited: &[std::ops::Range<usize>],
     terms: &[TermUse],
 ) -> Vec<Run> {
     let text = &section.text;
@@ -46,7 +50,7 @@ pub fn runs(
         })
         .collect();
     let mut cuts: Vec<usize> = vec![0, len];
-    for (_, r) in hits {
+    for r in hits.iter().map(|(_, r)| r).chain(cited) {
         cuts.extend([r.start.min(len), r.end.min(len)]);
     }
     for r in links
@@ -70,6 +74,7 @@ pub fn runs(
             .filter(|(_, r)| r.start <= a && b <= r.end)
             .map(|(rank, _)| *rank)
             .min();
+        let in_cited = cited.iter().any(|r| r.start <= a && b <= r.end);
         let link = links
             .iter()
             .find(|(r, _)| r.start <= a && b <= r.end)
@@ -82,6 +87,7 @@ pub fn runs(
             // A link or term split by a hit's edge stays split: each piece is its own element.
             Some(last)
                 if last.hit == hit
+                    && last.cited == in_cited
                     && (last.link, last.term, link, term) == (None, None, None, None) =>
             {
                 last.text.push_str(&text[a..b])
@@ -89,6 +95,7 @@ pub fn runs(
             _ => out.push(Run {
                 text: text[a..b].to_string(),
                 hit,
+                cited: in_cited,
                 link,
                 term,
             }),
@@ -142,7 +149,7 @@ mod tests {
                 definition: 8,
             },
         ];
-        let runs = runs(&s, &[(0, 0..end)], &terms);
+        let runs = runs(&s, &[(0, 0..end)], &[], &terms);
         let texts: Vec<&str> = runs.iter().map(|r| r.text.as_str()).collect();
         assert_eq!(
             texts,
@@ -166,9 +173,31 @@ mod tests {
     }
 
     #[test]
+    fn the_cited_satz_is_marked_across_hits() {
+        let s = section("Satz eins. Satz zwei. Satz drei.");
+        let zwei = s.text.find("Satz zwei.").unwrap();
+        let cited = zwei..zwei + "Satz zwei.".len();
+        let runs = runs(&s, &[(0, 0..zwei + 4)], &[cited], &[]);
+        let marked: Vec<(&str, Option<usize>, bool)> = runs
+            .iter()
+            .map(|r| (r.text.as_str(), r.hit, r.cited))
+            .collect();
+        assert_eq!(
+            marked,
+            [
+                ("Satz eins. ", Some(0), false),
+                ("Satz", Some(0), true),
+                (" zwei.", None, true),
+                (" Satz drei.", None, false)
+            ]
+        );
+    }
+
+    #[test]
     fn spans_off_char_boundaries_or_past_the_end_do_not_panic() {
         let s = section("Würde");
-        let runs = runs(&s, &[(0, 2..99)], &[]);
+        let cited = 3..99;
+        let runs = runs(&s, &[(0, 2..99)], std::slice::from_ref(&cited), &[]);
         assert_eq!(
             runs.iter().map(|r| r.text.as_str()).collect::<String>(),
             "Würde"

@@ -77,6 +77,8 @@ pub struct Outcome {
     pub embedded: Option<Embedded>,
     /// The citation-graph weight applied (0: off).
     pub graph_weight: f32,
+    /// The Absätze and Sätze the query cites (`§ 551 Abs. 2`): section and byte range, marked and scrolled to.
+    pub cited_units: Vec<(usize, std::ops::Range<usize>)>,
 }
 
 /// Where a search's query vector came from.
@@ -671,8 +673,10 @@ pub async fn run_search(
     )
     .map_err(Failure::Search)?;
     let retrieval_ms = fetch::now_ms() - t0;
+    let cited_units = paragraf_core::cite::cited_units(&law.index.law, &query);
     static SEARCHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     Ok(Rc::new(Outcome {
+        cited_units,
         number: SEARCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
         law,
         strategy,

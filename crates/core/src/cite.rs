@@ -226,3 +226,48 @@ fn narrow(
         url: section.url,
     })
 }
+
+/// Where the Absätze and Sätze that `text` cites lie in `law`: per cited unit its section (index into
+/// [`Law::sections`]) and byte range in that section's text — what the app marks and scrolls to when a link or
+/// a query names `§ 551 Abs. 2 BGB`. Whole sections, ranges, other laws and citations that name nothing give
+/// nothing (a search shows the section itself; [`resolve`] says what is wrong).
+pub fn cited_units(law: &Law, text: &str) -> Vec<(usize, std::ops::Range<usize>)> {
+    let Ok(request) = parse(text) else {
+        return Vec::new();
+    };
+    if request
+        .law
+        .as_deref()
+        .is_some_and(|named| !named.eq_ignore_ascii_case(&law.abbreviation))
+    {
+        return Vec::new();
+    }
+    let Ok(provisions) = resolve(law, &request) else {
+        return Vec::new();
+    };
+    provisions
+        .iter()
+        .filter(|p| p.subsection.is_some() || p.sentence.is_some())
+        .filter_map(|p| {
+            let index = law.find_section(&p.designation)?;
+            let section = &law.sections[index];
+            // `resolve` took a Satz without an Absatz only from a section with one Absatz.
+            let absatz = match &p.subsection {
+                Some(label) => section
+                    .subsections
+                    .iter()
+                    .find(|a| a.label.as_deref() == Some(label))?,
+                None => section.subsections.first()?,
+            };
+            let range = match p.sentence {
+                None => absatz.span.range(),
+                Some(n) => {
+                    let at = absatz.sentences.start as usize + usize::from(n).checked_sub(1)?;
+                    (at < absatz.sentences.end as usize)
+                        .then(|| section.sentences.get(at).map(|s| s.span.range()))??
+                }
+            };
+            Some((index, range))
+        })
+        .collect()
+}

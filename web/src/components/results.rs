@@ -118,6 +118,9 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
     };
     let retrieval = format!("{:.3}", outcome.retrieval_ms);
     let empty = outcome.search.hits.is_empty();
+    if !outcome.cited_units.is_empty() {
+        scroll_to_cited();
+    }
     let items = outcome
         .search
         .hits
@@ -134,6 +137,15 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
         {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter oder eine andere Strategie versuchen."</p> })}
         <ol class="results" aria-label="Ergebnisse">{items}</ol>
     }
+}
+
+/// Brings the Absatz or Satz a query or link cites (`§ 551 Abs. 2 BGB`) into view once the results are drawn.
+fn scroll_to_cited() {
+    request_animation_frame(|| {
+        if let Some(cited) = document().query_selector(".results .cited").ok().flatten() {
+            cited.scroll_into_view();
+        }
+    });
 }
 
 /// What query expansion added ("auch gesucht"), per lay word, each word removable with one click; words
@@ -225,36 +237,53 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
     };
     let definitions = &outcome.law.definitions;
     let terms = definitions.explained_in(law, i);
-    let text = runs(section, &spans, &terms)
+    let cited_units: Vec<std::ops::Range<usize>> = outcome
+        .cited_units
+        .iter()
+        .filter(|(s, _)| *s == i)
+        .map(|(_, r)| r.clone())
+        .collect();
+    let text = runs(section, &spans, &cited_units, &terms)
         .into_iter()
         .enumerate()
-        .map(|(k, run)| match (run.link, run.term, run.hit) {
-            (None, Some(d), hit) => {
-                let term = defined_term(
-                    ctx,
-                    law,
-                    &definitions.definitions[d],
-                    format!("d{rank}-{k}"),
-                    run.text,
-                );
-                match hit {
-                    Some(r) => view! { <mark class=format!("hit hit{}", r.min(2))>{term}</mark> }
-                        .into_any(),
-                    None => term,
+        .map(|(k, run)| {
+            let cited = run.cited;
+            let look = match (run.link, run.term, run.hit) {
+                (None, Some(d), hit) => {
+                    let term = defined_term(
+                        ctx,
+                        law,
+                        &definitions.definitions[d],
+                        format!("d{rank}-{k}"),
+                        run.text,
+                    );
+                    match hit {
+                        Some(r) => {
+                            view! { <mark class=format!("hit hit{}", r.min(2))>{term}</mark> }
+                                .into_any()
+                        }
+                        None => term,
+                    }
                 }
+                (Some(target), _, _) => {
+                    let designation = law
+                        .sections
+                        .get(target as usize)
+                        .map(|s| s.designation.clone())
+                        .unwrap_or_default();
+                    search_link(ctx, designation, run.text)
+                }
+                (None, None, Some(r)) => {
+                    view! { <mark class=format!("hit hit{}", r.min(2))>{run.text}</mark> }
+                        .into_any()
+                }
+                (None, None, None) => view! { <span>{run.text}</span> }.into_any(),
+            };
+            if cited {
+                view! { <span class="cited">{look}</span> }.into_any()
+            } else {
+                look
             }
-            (Some(target), _, _) => {
-                let designation = law
-                    .sections
-                    .get(target as usize)
-                    .map(|s| s.designation.clone())
-                    .unwrap_or_default();
-                search_link(ctx, designation, run.text)
-            }
-            (None, None, Some(r)) => {
-                view! { <mark class=format!("hit hit{}", r.min(2))>{run.text}</mark> }.into_any()
-            }
-            (None, None, None) => view! { <span>{run.text}</span> }.into_any(),
         })
         .collect_view();
     // One entry per cited section (`Abs. 2 und 3` of one article once), never the section itself.
@@ -300,6 +329,19 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
     });
     let heading = format!("{} {}", section.designation, section.title);
     let official = official_url(law, i);
+    // Printed with the section: the version of the law it is read from.
+    let stand = law
+        .stand
+        .iter()
+        .map(|s| format!("{}: {}", s.kind, s.comment))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let permalink = UrlState {
+        q: format!("{} {}", section.designation, outcome.law.entry.law),
+        law: outcome.law.entry.law.clone(),
+        ..ctx.url_state_untracked()
+    }
+    .to_query();
     let cited = hit.cited;
     // Counts and sections only, never a question's text.
     let precedents = (hit.precedents > 0).then(|| {
@@ -319,12 +361,14 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
                 </Show>
             </div>
             <p class="path">{format!("{} › {path}", outcome.law.entry.law)}</p>
+            {(!stand.is_empty()).then(|| view! { <p class="stand">{stand}</p> })}
             {precedents}
             <p class="text">{text}</p>
             {links}
             <p class="foot">
                 <span class="units">{units}</span>
                 <CopyCitation citation=format!("{} {}", section.designation, outcome.law.entry.law)/>
+                <a class="permalink" href=permalink title="Dauerhafter Link zu dieser Vorschrift; mit „Abs. 2 S. 1“ in der Frage zu Absatz und Satz">"Link"</a>
                 <a href=official target="_blank" rel="noopener">"Amtliche Fassung ↗"</a>
             </p>
         </li>
