@@ -9,7 +9,8 @@
 # PARAGRAF_LAWS=all builds every federal law from the shared archive (or a list `StVO 2013,KSchG`, or @FILE)
 # instead of the BGB, with the `section` strategy unless PARAGRAF_STRATEGIES says otherwise (cost printed first);
 # PARAGRAF_STRATEGIES=none builds them without vectors (BM25 only) in about 5 minutes.
-# With the BGB, the ranking learns from ../shared/eval/gerlayqa/bgb_dev.json when it is there (PARAGRAF_LEARN_FROM).
+# With the BGB, the ranking learns from ../shared/eval/gerlayqa/bgb_dev.json when it is there (PARAGRAF_LEARN_FROM),
+# and a quick evaluation on the project's own lay questions gives the Strategien page its figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -66,6 +67,10 @@ if [[ -n "$laws" ]]; then
 else
   printf '\n==> building the BGB bundles (%s, model %s) into out/bundles\n' "$strategies" "$model"
   ./target/debug/paragraf build --law BGB --corpus-dir "$corpus" --strategies "$strategies" --model "$model" --out out/bundles "${learn[@]}"
+  # The Strategien page charts out/bundles/report/report.json: the project's own lay questions (written for
+  # Paragraf and committed with it) give it figures in seconds. docs/evaluation.md has the full protocol.
+  printf '\n==> a quick evaluation on the project'"'"'s own 66 lay questions (seconds), for the Strategien page\n'
+  ./target/debug/paragraf eval --questions tests/data/lay-questions-bgb.json --bundles out/bundles
 fi
 
 printf '\n==> building the browser app into dist/\n'

@@ -455,8 +455,9 @@ async fn embed(url: &str, request: &EmbedRequest) -> Result<(String, Vec<f32>), 
 
 /// `report.json` of `paragraf eval` in the bundle folder, if there is one.
 pub async fn report(data: String) -> Result<Option<Rc<Report>>, Failure> {
-    // `paragraf eval` writes <bundles>/report/report.json; a deployment may also put it next to the manifest.
-    for file in ["report.json", "report/report.json"] {
+    // `paragraf eval` writes <bundles>/report/report.json (asked first: a folder evaluated as `scripts/main.sh`
+    // does costs no 404); a deployment may also put it next to the manifest.
+    for file in ["report/report.json", "report.json"] {
         let url = crate::join_url(&data, file);
         match fetch::text(&url, &format!("Evaluationsbericht {url}")).await {
             Ok(text) => {
