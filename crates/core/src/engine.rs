@@ -603,8 +603,13 @@ pub fn search_expanded(
         .filter(|l| options.learning && l.ranker(strategy_name, mode_ran).is_some());
     let (ranking, units, precedents) = match learning {
         Some(learning) => {
-            let (lexical, dense, units) =
-                first_stage(dense_input, mode_ran, options, depth, &lexical)?;
+            let (lexical, dense, units) = first_stage(
+                dense_input,
+                mode_ran,
+                options,
+                depth.max(crate::learning::CANDIDATE_DEPTH),
+                &lexical,
+            )?;
             let reranked = learning
                 .rerank(
                     strategy_name,
@@ -716,9 +721,14 @@ fn first_stage(
     depth: usize,
     lexical: &dyn Fn(usize) -> Vec<Hit>,
 ) -> Result<(Vec<Hit>, Option<Vec<Hit>>, Vec<Hit>), EngineError> {
+    // As many units as sections wanted (a unit counts for at least one section).
+    let deep = SearchOptions {
+        unit_k: options.unit_k.max(depth),
+        ..*options
+    };
     let (dense, units) = match dense_input {
         Some((s, v)) => {
-            let (dense, units) = s.dense(v, options, depth)?;
+            let (dense, units) = s.dense(v, &deep, depth)?;
             (Some(dense), units)
         }
         None => (None, Vec::new()),
@@ -730,7 +740,8 @@ fn first_stage(
     Ok((lexical, dense, units))
 }
 
-/// The first stages of a search without learning, 100 sections deep, as [`search`] hands them to learning:
+/// The first stages of a search without learning, [`crate::learning::CANDIDATE_DEPTH`] sections deep, as
+/// [`search`] hands them to learning:
 /// what [`crate::learning::fit`] trains on. `vector` and `strategy` as for [`search`]; no query expansion.
 pub fn first_stages(
     law: &LawIndex,
@@ -749,7 +760,13 @@ pub fn first_stages(
     };
     let mode_ran = dense_input.map_or(Mode::Bm25, |_| mode);
     let lexical = |k: usize| law.lexical(text, k);
-    let (lexical, dense, _) = first_stage(dense_input, mode_ran, &options, 100, &lexical)?;
+    let (lexical, dense, _) = first_stage(
+        dense_input,
+        mode_ran,
+        &options,
+        crate::learning::CANDIDATE_DEPTH,
+        &lexical,
+    )?;
     Ok((lexical, dense))
 }
 

@@ -249,10 +249,14 @@ pub fn runs<'a>(
     runs
 }
 
-/// The ranking a run gives without learning (the plain BM25, dense or equal-weight hybrid list).
+/// The ranking a run gives without learning (the plain BM25, dense or equal-weight hybrid list), from the first
+/// stages cut to the depth search fuses without learning.
 pub fn unlearned(run: &Run, q: usize) -> Vec<u32> {
     let (lexical, dense) = &run.first[q];
-    let ids = |h: &[paragraf_core::search::Hit]| h.iter().map(|h| h.index).collect::<Vec<u32>>();
+    let depth = paragraf_core::engine::SearchOptions::default().fusion_depth;
+    let ids = |h: &[paragraf_core::search::Hit]| {
+        h.iter().take(depth).map(|h| h.index).collect::<Vec<u32>>()
+    };
     match (run.mode, dense) {
         (Mode::Hybrid, Some(dense)) => {
             let (l, d) = (ids(lexical), ids(dense));

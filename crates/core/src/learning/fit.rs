@@ -47,7 +47,7 @@ pub struct Run<'a> {
     pub strategy: Option<&'a str>,
     /// The mode that ran.
     pub mode: Mode,
-    /// Per question: BM25 sections and dense sections (as [`FirstStage`]), 100 deep.
+    /// Per question: BM25 sections and dense sections (as [`FirstStage`]), [`super::CANDIDATE_DEPTH`] deep.
     pub first: Vec<(Vec<Hit>, Option<Vec<Hit>>)>,
 }
 
