@@ -54,7 +54,7 @@ fi
 if [[ -n "$laws" ]]; then
   if [[ "$laws" == all && "$strategies" == none ]]; then
     printf '\n==> all 6,877 federal laws without vectors (BM25 only): measured 4 min 51 s on 2 cores, 2.6 GB of memory,\n'
-    printf '    210 MB of files.\n'
+    printf '    260 MB of files.\n'
   elif [[ "$laws" == all ]]; then
     printf '\n==> all 6,877 federal laws (%s, model %s): measured for `section` with e5: 37.1 M tokens, about 5 hours\n' "$strategies" "$model"
     printf '    of both cores at 2,100 tokens/s, 2.7 GB of memory, 296 MB of files; many more hours with EmbeddingGemma\n'

@@ -130,13 +130,17 @@ fn builds_all_21_strategies_of_a_small_law() {
         serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     let law_file = manifest["laws"][0]["file"].as_str().unwrap();
     let law_bytes = std::fs::read(out.join(law_file)).unwrap();
-    let law = LawBundle::from_bytes(&law_bytes).unwrap().law;
+    let law_bundle = LawBundle::from_bytes(&law_bytes).unwrap();
+    let law = law_bundle.law.clone();
     assert_eq!(
         law,
         paragraf_corpus::parse_file(&xml).unwrap(),
         "law bundle round-trips losslessly"
     );
     let law_index = LawIndex::new(law.clone());
+    // The bundle's prebuilt index is the one loading would build, and it is used.
+    assert!(law_bundle.index.is_current());
+    assert_eq!(LawIndex::from_bundle(law_bundle).bm25(), law_index.bm25());
     let bundles = manifest["bundles"].as_array().unwrap();
     assert_eq!(bundles.len(), 21);
     for entry in bundles {

@@ -157,10 +157,10 @@ impl Ctx {
                 .unwrap_or_else(|| crate::DEFAULT_DATA_URL.to_string())
         };
         let manifest = LocalResource::new(move || load::manifest(data_url()));
-        // One law's bundles load once a page other than the one over all laws opens; that page fetches law
-        // texts itself, for its results only (`None` until then).
+        // One law's bundles load once the search page opens (the strategies page shows the report alone, the
+        // page over all laws fetches law texts itself, for its results only): `None` until then.
         let law_wanted = Memo::new(move |before: Option<&bool>| {
-            before.copied().unwrap_or(false) || page.get() != Page::AllLaws
+            before.copied().unwrap_or(false) || page.get() == Page::Search
         });
         let law_data = LocalResource::new(move || {
             let (d, l, wanted) = (data_url(), law.get(), law_wanted.get());

@@ -151,3 +151,38 @@ pub fn now_ms() -> f64 {
         .and_then(|w| w.performance())
         .map_or(0.0, |p| p.now())
 }
+
+/// Gives the browser the main thread for a moment (a macrotask: input, painting and other tasks run first), so
+/// that preparing a law after its download is several short tasks instead of one that freezes the page.
+pub async fn yield_to_browser() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(window) = web_sys::window() {
+            // A timer that cannot be set resolves at once: yielding is a courtesy, never a condition.
+            if window
+                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
+                .is_err()
+            {
+                let _ = resolve.call0(&JsValue::NULL);
+            }
+        }
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
+/// Lower-case hex SHA-256 of `bytes`: the browser's `crypto.subtle` digest (native code, off the main thread),
+/// or the core's own where the page has none (an `http:` origin other than localhost is not a secure context).
+pub async fn sha256_hex(bytes: &[u8]) -> String {
+    let subtle = web_sys::window()
+        .and_then(|w| Reflect::get(&w, &JsValue::from_str("crypto")).ok())
+        .and_then(|crypto| Reflect::get(&crypto, &JsValue::from_str("subtle")).ok())
+        .filter(|subtle| !subtle.is_undefined() && !subtle.is_null())
+        .map(web_sys::SubtleCrypto::unchecked_from_js);
+    if let Some(subtle) = subtle {
+        if let Ok(promise) = subtle.digest_with_str_and_u8_array("SHA-256", bytes) {
+            if let Ok(digest) = JsFuture::from(promise).await {
+                return paragraf_core::manifest::hex(&Uint8Array::new(&digest).to_vec());
+            }
+        }
+    }
+    paragraf_core::manifest::sha256_hex(bytes)
+}

@@ -24,7 +24,7 @@ use paragraf_core::finder::TopicsFile;
 use paragraf_core::law::Law;
 use paragraf_core::learning::{LearnedFile, Provenance};
 use paragraf_core::manifest::{
-    BundleEntry, FederalEntry, LawEntry, LearnedEntry, Listed, Manifest, MANIFEST,
+    self, BundleEntry, FederalEntry, LawEntry, LearnedEntry, Listed, Manifest, MANIFEST,
 };
 use paragraf_core::search::bm25::PostingShard;
 use paragraf_core::search::graph::cross_validated_weight;
@@ -132,33 +132,9 @@ pub async fn manifest(data: String) -> Result<Rc<Manifest>, Failure> {
     Ok(Rc::new(manifest))
 }
 
-/// Downloads a bundle file and checks it against its manifest entry (size and SHA-256) before anyone decodes it.
-/// Returns the bytes and the time the check took (ms).
-async fn verified_bytes(
-    data: &str,
-    kind: BundleKind,
-    file: &str,
-    verify: impl Fn(&[u8]) -> Result<(), paragraf_core::manifest::ManifestError>,
-    expected: u64,
-    label: &str,
-    progress: RwSignal<Progress>,
-) -> Result<(Vec<u8>, f64), Failure> {
-    let url = crate::join_url(data, file);
-    let bytes = fetch::bytes(
-        &url,
-        &format!("{} {file}", kind.label()),
-        expected,
-        |done, total| progress.set(Some((label.to_string(), done, total))),
-    )
-    .await;
-    progress.set(None);
-    let bytes = bytes?;
-    let t0 = fetch::now_ms();
-    verify(&bytes).map_err(|e| bundle_failure(kind, file, BundleProblem::Mismatch(e)))?;
-    Ok((bytes, fetch::now_ms() - t0))
-}
-
-/// [`verified_bytes`] for a file the manifest lists by name, size and SHA-256.
+/// Downloads a file the manifest lists and checks it against its entry (size, then SHA-256: the browser's digest,
+/// which runs off the page's main thread) before anyone decodes it, then yields, so that the decoding is a task of
+/// its own. Returns the bytes and the time the check took (ms).
 async fn verified_listed(
     data: &str,
     kind: BundleKind,
@@ -166,17 +142,25 @@ async fn verified_listed(
     label: &str,
     progress: RwSignal<Progress>,
 ) -> Result<(Vec<u8>, f64), Failure> {
-    let verify = |b: &[u8]| listed.verify(b);
-    verified_bytes(
-        data,
-        kind,
-        listed.file(),
-        verify,
+    let file = listed.file();
+    let url = crate::join_url(data, file);
+    let bytes = fetch::bytes(
+        &url,
+        &format!("{} {file}", kind.label()),
         listed.size(),
-        label,
-        progress,
+        |done, total| progress.set(Some((label.to_string(), done, total))),
     )
-    .await
+    .await;
+    progress.set(None);
+    let bytes = bytes?;
+    let t0 = fetch::now_ms();
+    let mismatch = |e| bundle_failure(kind, file, BundleProblem::Mismatch(e));
+    manifest::verify_size(file, bytes.len(), listed.size()).map_err(mismatch)?;
+    let found = fetch::sha256_hex(&bytes).await;
+    manifest::verify_sha256(file, &found, listed.sha256()).map_err(mismatch)?;
+    let verify_ms = fetch::now_ms() - t0;
+    fetch::yield_to_browser().await;
+    Ok((bytes, verify_ms))
 }
 
 /// Decodes verified bytes (freeing them before anything else is built) and checks that the bundle records what
@@ -281,6 +265,8 @@ pub async fn law(
         learned_file
     );
     let (bytes, verify_ms) = law_bytes?;
+    // The thesaurus and learned files may have been decoded in this task: the law gets one of its own.
+    fetch::yield_to_browser().await;
     let bundle = decode_checked(
         kind,
         &entry.file,
@@ -288,7 +274,8 @@ pub async fn law(
         |b| LawBundle::from_bytes(b).map_err(BundleProblem::Decode),
         |b| entry.check_law(&entry.file, &b.law),
     )?;
-    let index = LawIndex::new(bundle.law);
+    let index = LawIndex::from_bundle(bundle);
+    fetch::yield_to_browser().await;
     // A broken thesaurus file costs the expansion, not the law: the failure is shown and BM25 runs unexpanded.
     let table = thesaurus_file.map(|file| {
         let (file, name) = file?;
@@ -304,6 +291,7 @@ pub async fn law(
         Some(Err(failure)) => (index, Some(Err(failure))),
         None => (index, None),
     };
+    fetch::yield_to_browser().await;
     // A broken or foreign learned file costs the learning, not the law.
     let (index, learned) = match learned_file {
         Some(Ok((file, name))) => match file.resolve(&index.law) {
@@ -319,6 +307,7 @@ pub async fn law(
         Some(Err(failure)) => (index, Some(Err(failure))),
         None => (index, None),
     };
+    fetch::yield_to_browser().await;
     let loaded = Rc::new(LoadedLaw {
         definitions: LawDefinitions::new(&index.law),
         index,

@@ -243,11 +243,7 @@ pub fn build(
 ) -> Result<BuildReport, BuildError> {
     let started = Instant::now();
     let out = folder.options.out.clone();
-    let law_bytes = LawBundle {
-        generator: GENERATOR.into(),
-        law: law.clone(),
-    }
-    .to_bytes();
+    let law_bytes = LawBundle::new(GENERATOR, law.clone()).to_bytes();
     let stem = paragraf_core::names::file_stem(&law.abbreviation);
     let law_file = write_hashed(&out, &format!("{stem}.law"), &law_bytes)?;
     let mut entry = law_entry(law, &law_file, &law_bytes);

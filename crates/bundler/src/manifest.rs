@@ -161,18 +161,23 @@ pub fn read_listed(
     Ok(bytes)
 }
 
-/// The law bundle an entry lists, verified ([`read_listed`]) and checked to hold that law.
+/// The law an entry lists ([`read_law_bundle`] without its index).
 pub fn read_law(dir: &Path, entry: &LawEntry) -> Result<Law, ManifestError> {
+    read_law_bundle(dir, entry).map(|bundle| bundle.law)
+}
+
+/// The law bundle an entry lists, verified ([`read_listed`]) and checked to hold that law.
+pub fn read_law_bundle(dir: &Path, entry: &LawEntry) -> Result<LawBundle, ManifestError> {
     let bytes = read_listed(dir, &entry.file, entry.bytes, &entry.sha256)?;
     let path = dir.join(&entry.file).display().to_string();
-    let law = match LawBundle::from_bytes(&bytes) {
-        Ok(bundle) => bundle.law,
+    let bundle = match LawBundle::from_bytes(&bytes) {
+        Ok(bundle) => bundle,
         Err(source) => return Err(ManifestError::Bundle { path, source }),
     };
     entry
-        .check_law(&path, &law)
+        .check_law(&path, &bundle.law)
         .map_err(ManifestError::Listed)?;
-    Ok(law)
+    Ok(bundle)
 }
 
 /// The strategy bundle an entry lists, verified ([`read_listed`]) and checked to hold that law, strategy and

@@ -15,13 +15,15 @@
 //! strategies); one **strategy bundle** per strategy holds the indexed units, their vectors and any routing
 //! structure. Units are spans of the law's text wherever possible, so the text is shipped once.
 
+use crate::engine::PrebuiltIndex;
 use crate::law::{Law, LawError, Span};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-/// Current format version written by this build (2: HNSW links stored as sorted gaps).
-pub const FORMAT_VERSION: u32 = 2;
-/// Oldest format version this build still reads.
+/// Current format version written by this build (2: HNSW links stored as sorted gaps; 3: law bundles carry
+/// their prebuilt BM25 index).
+pub const FORMAT_VERSION: u32 = 3;
+/// Oldest format version this build still reads (law bundles: [`BundleKind::oldest_version`]).
 pub const MIN_FORMAT_VERSION: u32 = 2;
 /// Header length in bytes.
 pub const HEADER_LEN: usize = 24;
@@ -50,6 +52,14 @@ impl BundleKind {
             BundleKind::Strategy => "strategy bundle",
         }
     }
+
+    /// The oldest format version of this kind that this build reads: law bundles before 3 lack their index.
+    pub fn oldest_version(self) -> u32 {
+        match self {
+            BundleKind::Law => 3,
+            BundleKind::Strategy => MIN_FORMAT_VERSION,
+        }
+    }
 }
 
 /// Why bytes are not a usable bundle. The messages are shown to users as they are.
@@ -76,10 +86,12 @@ pub enum BundleError {
         found: u32,
     },
     /// Written by a Paragraf too old to read.
-    #[error("bundle format version {found} is older than this Paragraf reads (at least {MIN_FORMAT_VERSION}). Rebuild the bundles with `paragraf build`")]
+    #[error("bundle format version {found} is older than this Paragraf reads (at least {oldest}). Rebuild the bundles with `paragraf build`")]
     TooOld {
         /// Version in the file.
         found: u32,
+        /// The oldest version read.
+        oldest: u32,
     },
     /// Payload shorter than announced.
     #[error("bundle is truncated: the header announces {expected} payload bytes but {found} are present. Most likely the download was interrupted: reload, or rebuild with `paragraf build`")]
@@ -109,6 +121,9 @@ pub enum BundleError {
     /// The payload decoded, but the law in it is inconsistent ([`Law::validate`]).
     #[error("law bundle is inconsistent: {0}. Most likely it was damaged before its checksum was written or made by another program: rebuild with `paragraf build`")]
     InvalidLaw(LawError),
+    /// The law is sound, but its prebuilt index does not fit it ([`PrebuiltIndex::check`]).
+    #[error("law bundle's search index is inconsistent: {0}. Most likely it was damaged before its checksum was written or made by another program: rebuild with `paragraf build`")]
+    InvalidIndex(String),
 }
 
 /// The parsed header of a bundle.
@@ -129,12 +144,12 @@ pub fn encode<T: Serialize>(kind: BundleKind, value: &T) -> Vec<u8> {
 
 /// Checks header, length and checksum, then decodes the payload of a bundle of `kind`.
 pub fn decode<T: DeserializeOwned>(kind: BundleKind, bytes: &[u8]) -> Result<T, BundleError> {
-    decode_framed(kind.magic(), kind.name(), bytes)
+    decode_versioned(kind.magic(), kind.name(), kind.oldest_version(), bytes)
 }
 
 /// Checks magic and version of a bundle of `kind` and returns the header, without looking at the payload.
 pub fn read_header(kind: BundleKind, bytes: &[u8]) -> Result<Header, BundleError> {
-    read_framed_header(kind.magic(), kind.name(), bytes)
+    read_versioned_header(kind.magic(), kind.name(), kind.oldest_version(), bytes)
 }
 
 /// The same framing (magic, version, length, checksum) for Paragraf's other files, e.g. cache entries.
@@ -162,6 +177,16 @@ pub fn read_framed_header(
     name: &'static str,
     bytes: &[u8],
 ) -> Result<Header, BundleError> {
+    read_versioned_header(magic, name, MIN_FORMAT_VERSION, bytes)
+}
+
+/// [`read_framed_header`] for a file read from version `oldest` on.
+fn read_versioned_header(
+    magic: &[u8; 8],
+    name: &'static str,
+    oldest: u32,
+    bytes: &[u8],
+) -> Result<Header, BundleError> {
     let magic_len = bytes.len().min(8);
     if bytes[..magic_len] != magic[..magic_len] {
         return Err(BundleError::BadMagic {
@@ -177,8 +202,11 @@ pub fn read_framed_header(
     if version > FORMAT_VERSION {
         return Err(BundleError::TooNew { found: version });
     }
-    if version < MIN_FORMAT_VERSION {
-        return Err(BundleError::TooOld { found: version });
+    if version < oldest {
+        return Err(BundleError::TooOld {
+            found: version,
+            oldest,
+        });
     }
     let payload_len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
     Ok(Header {
@@ -194,7 +222,17 @@ pub fn decode_framed<T: DeserializeOwned>(
     name: &'static str,
     bytes: &[u8],
 ) -> Result<T, BundleError> {
-    let header = read_framed_header(magic, name, bytes)?;
+    decode_versioned(magic, name, MIN_FORMAT_VERSION, bytes)
+}
+
+/// [`decode_framed`] for a file read from version `oldest` on.
+fn decode_versioned<T: DeserializeOwned>(
+    magic: &[u8; 8],
+    name: &'static str,
+    oldest: u32,
+    bytes: &[u8],
+) -> Result<T, BundleError> {
+    let header = read_versioned_header(magic, name, oldest, bytes)?;
     let present = (bytes.len() - HEADER_LEN) as u64;
     if present < header.payload_len {
         return Err(BundleError::Truncated {
@@ -218,16 +256,29 @@ pub fn decode_framed<T: DeserializeOwned>(
     postcard::from_bytes(payload).map_err(|e| BundleError::Decode(e.to_string()))
 }
 
-/// The law bundle: the structured law, shared by every strategy bundle of that law.
+/// The law bundle: the structured law, shared by every strategy bundle of that law, and its section-level BM25
+/// index, built with the bundle so that loading a law analyses no text (in the browser that analysis was most
+/// of a second of frozen page).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LawBundle {
     /// The tool that wrote it, e.g. `paragraf 0.1.0`.
     pub generator: String,
     /// The law.
     pub law: Law,
+    /// BM25 over the law's sections ([`LawIndex`](crate::engine::LawIndex)).
+    pub index: PrebuiltIndex,
 }
 
 impl LawBundle {
+    /// The bundle of `law`, its index built now.
+    pub fn new(generator: impl Into<String>, law: Law) -> Self {
+        LawBundle {
+            generator: generator.into(),
+            index: PrebuiltIndex::build(&law),
+            law,
+        }
+    }
+
     /// Encodes as a law bundle file.
     pub fn to_bytes(&self) -> Vec<u8> {
         encode(BundleKind::Law, self)
@@ -238,6 +289,10 @@ impl LawBundle {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, BundleError> {
         let bundle: Self = decode(BundleKind::Law, bytes)?;
         bundle.law.validate().map_err(BundleError::InvalidLaw)?;
+        bundle
+            .index
+            .check(&bundle.law)
+            .map_err(BundleError::InvalidIndex)?;
         Ok(bundle)
     }
 }
@@ -511,14 +566,30 @@ mod tests {
             "not a Paragraf strategy bundle: the file starts with \"PGRF-LAW\". Most likely another file (an HTML error page?) was served in its place"
         );
         let mut future = good.clone();
-        future[8..12].copy_from_slice(&3u32.to_le_bytes());
+        future[8..12].copy_from_slice(&4u32.to_le_bytes());
         assert_eq!(
             error(&future),
-            "bundle format version 3 is newer than this Paragraf reads (2). Update Paragraf (reload the app), or rebuild the bundles with this version"
+            "bundle format version 4 is newer than this Paragraf reads (3). Update Paragraf (reload the app), or rebuild the bundles with this version"
         );
         let mut old = good.clone();
         old[8..12].copy_from_slice(&1u32.to_le_bytes());
-        assert_eq!(error(&old), "bundle format version 1 is older than this Paragraf reads (at least 2). Rebuild the bundles with `paragraf build`");
+        assert_eq!(error(&old), "bundle format version 1 is older than this Paragraf reads (at least 3). Rebuild the bundles with `paragraf build`");
+        // A law bundle of version 2 has no index: older than law bundles may be; other files of 2 are read.
+        let mut before_index = good.clone();
+        before_index[8..12].copy_from_slice(&2u32.to_le_bytes());
+        assert_eq!(error(&before_index), "bundle format version 2 is older than this Paragraf reads (at least 3). Rebuild the bundles with `paragraf build`");
+        assert!(decode::<Sample>(BundleKind::Strategy, &{
+            let mut strategy = encode(
+                BundleKind::Strategy,
+                &Sample {
+                    name: "s".into(),
+                    values: vec![],
+                },
+            );
+            strategy[8..12].copy_from_slice(&2u32.to_le_bytes());
+            strategy
+        })
+        .is_ok());
         let mut corrupt = good.clone();
         *corrupt.last_mut().unwrap() ^= 0x40;
         assert!(
@@ -607,21 +678,38 @@ mod tests {
         let mut law = small_law();
         change(&mut law);
         // Encoded with a valid header and checksum: only the law check can refuse it.
-        let bytes = LawBundle {
-            generator: "test".into(),
-            law,
-        }
-        .to_bytes();
+        let bytes = LawBundle::new("test", law).to_bytes();
         LawBundle::from_bytes(&bytes).unwrap_err().to_string()
     }
 
     #[test]
+    fn the_index_is_checked_against_its_law() {
+        let mut longer = small_law();
+        longer.sections.push(longer.sections[0].clone());
+        longer.sections[1].designation = "§ 2".into();
+        let mut bundle = LawBundle::new("test", small_law());
+        bundle.index = PrebuiltIndex::build(&longer);
+        assert_eq!(
+            LawBundle::from_bytes(&bundle.to_bytes()).unwrap_err().to_string(),
+            "law bundle's search index is inconsistent: 2 documents for 1 searchable sections. Most likely it was damaged before its checksum was written or made by another program: rebuild with `paragraf build`"
+        );
+        // Postings of a term pointing past the documents.
+        let mut bytes = postcard::to_allocvec(&LawBundle::new("test", small_law())).unwrap();
+        // The last posting is (doc delta, tf) = (0, 1): send it to document 5.
+        let delta = bytes.len() - 2;
+        assert_eq!(bytes[delta..], [0, 1]);
+        bytes[delta] = 5;
+        assert_eq!(
+            LawBundle::from_bytes(&frame_payload(BundleKind::Law.magic(), &bytes))
+                .unwrap_err()
+                .to_string(),
+            "law bundle's search index is inconsistent: corrupt BM25 index: posting for a document that does not exist. Most likely it was damaged before its checksum was written or made by another program: rebuild with `paragraf build`"
+        );
+    }
+
+    #[test]
     fn decoded_laws_are_validated() {
-        let bytes = LawBundle {
-            generator: "test".into(),
-            law: small_law(),
-        }
-        .to_bytes();
+        let bytes = LawBundle::new("test", small_law()).to_bytes();
         assert_eq!(
             LawBundle::from_bytes(&bytes).unwrap().law.path_label(0),
             "Buch 1"

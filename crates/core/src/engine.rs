@@ -1,7 +1,7 @@
 //! The search engine over loaded bundles: what the browser runs and what the evaluation harness measures.
 //!
-//! A [`LawIndex`] holds the law and its section-level BM25 index (derived at load time, so it costs no bundle
-//! bytes); a [`StrategyIndex`] holds one strategy bundle with its unit → section map. [`search`] runs the paper's
+//! A [`LawIndex`] holds the law and its section-level BM25 index (built with the law bundle,
+//! [`PrebuiltIndex`]); a [`StrategyIndex`] holds one strategy bundle with its unit → section map. [`search`] runs the paper's
 //! protocol — top-100 units (exact, HNSW or RAPTOR-routed), scores propagated to sections, top-10 distinct
 //! sections — lexically, densely or as a reciprocal-rank-fused hybrid, with cited sections (`§ 535`) first.
 //!
@@ -11,14 +11,15 @@
 //! the names of modes and unit searches ([`Mode`], [`UnitSearch`], [`UnitRoute`]: `Display`/`FromStr`, serde
 //! lowercase) are spelled only here.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::analyzer::AnalyzerConfig;
-use crate::bundle::{RaptorTree, StrategyBundle, VectorStore};
+use crate::bundle::{LawBundle, RaptorTree, StrategyBundle, VectorStore};
 use crate::expansion::{
-    expand, weighted_terms, Expansion, ExpansionError, ExpansionTable, ThesaurusFile,
+    expand, heading_terms, weighted_terms, Expansion, ExpansionError, ExpansionTable, ThesaurusFile,
 };
 use crate::law::Law;
 use crate::learning::{FirstStage, Learning, Provenance};
@@ -242,6 +243,9 @@ pub struct LawIndex {
     graph: CitationGraph,
     /// What was learned from past questions about this law, when the folder has it.
     learning: Option<Learning>,
+    /// The index terms of the section headings, when the law bundle brought them (else worked out when an
+    /// expansion table is made).
+    heading_terms: Option<Vec<String>>,
 }
 
 /// What a section is searched by lexically: its heading line (`title_weight` times: BM25 has no fields, so a
@@ -266,16 +270,24 @@ impl LawIndex {
 
     /// [`LawIndex::new`] with the section heading repeated `title_weight` times in the BM25 document.
     pub fn with_title_weight(law: Law, title_weight: usize) -> Self {
-        let bm25_sections: Vec<u32> = law
-            .active_sections()
-            .filter(|(_, s)| !s.text.is_empty())
-            .map(|(i, _)| i as u32)
-            .collect();
-        let docs: Vec<String> = bm25_sections
-            .iter()
-            .map(|&i| section_document(&law, i as usize, title_weight))
-            .collect();
-        let bm25 = Bm25Index::build(&docs, Self::analyzer(), Bm25Params::default());
+        let bm25_sections = searchable_sections(&law);
+        let bm25 = build_section_bm25(&law, &bm25_sections, title_weight);
+        Self::with_bm25(law, bm25_sections, bm25)
+    }
+
+    /// The index of a law bundle: its prebuilt BM25 index (checked against the law when the bundle was decoded)
+    /// when this build would have built the same, else built now ([`PrebuiltIndex::is_current`]).
+    pub fn from_bundle(bundle: LawBundle) -> Self {
+        if !bundle.index.is_current() {
+            return Self::new(bundle.law);
+        }
+        let bm25_sections = searchable_sections(&bundle.law);
+        let mut index = Self::with_bm25(bundle.law, bm25_sections, bundle.index.bm25);
+        index.heading_terms = Some(bundle.index.heading_terms);
+        index
+    }
+
+    fn with_bm25(law: Law, bm25_sections: Vec<u32>, bm25: Bm25Index) -> Self {
         LawIndex {
             graph: CitationGraph::new(&law),
             law,
@@ -283,6 +295,7 @@ impl LawIndex {
             bm25_sections,
             expansions: None,
             learning: None,
+            heading_terms: None,
         }
     }
 
@@ -316,12 +329,11 @@ impl LawIndex {
         &self,
         file: &Arc<ThesaurusFile>,
     ) -> Result<ExpansionTable, ExpansionError> {
-        let headings: Vec<&str> = self
-            .law
-            .active_sections()
-            .map(|(_, s)| s.title.as_str())
-            .collect();
-        ExpansionTable::new(file.clone(), &self.bm25, &headings)
+        let terms = match &self.heading_terms {
+            Some(terms) => terms.clone(),
+            None => section_heading_terms(&self.law, &self.bm25),
+        };
+        ExpansionTable::new(file.clone(), &self.bm25, terms)
     }
 
     /// The query-expansion table, if one was given.
@@ -352,6 +364,103 @@ impl LawIndex {
             })
             .collect()
     }
+}
+
+/// The sections BM25 indexes, in document order: the active ones with text.
+fn searchable_sections(law: &Law) -> Vec<u32> {
+    law.active_sections()
+        .filter(|(_, s)| !s.text.is_empty())
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
+/// [`heading_terms`] of the law's active sections.
+fn section_heading_terms(law: &Law, bm25: &Bm25Index) -> Vec<String> {
+    let headings: Vec<&str> = law
+        .active_sections()
+        .map(|(_, s)| s.title.as_str())
+        .collect();
+    heading_terms(bm25, &headings)
+}
+
+fn build_section_bm25(law: &Law, sections: &[u32], title_weight: usize) -> Bm25Index {
+    let docs: Vec<String> = sections
+        .iter()
+        .map(|&i| section_document(law, i as usize, title_weight))
+        .collect();
+    Bm25Index::build(&docs, LawIndex::analyzer(), Bm25Params::default())
+}
+
+/// A law's section-level BM25 index as its law bundle carries it ([`LawBundle::index`]), built at build time so
+/// that loading a law analyses no text (stemming and decompounding the BGB took 0.16 s natively and most of a
+/// second of frozen page in the browser; decoding and checking the stored index takes 2 ms).
+///
+/// The index must be the one this build's analyzer would make, or a search would see other terms than the
+/// query's. Instead of a version number someone must remember to raise, the bundle stores a fingerprint of the
+/// analysis code itself ([`PrebuiltIndex::is_current`]): an index from other analysis code is rebuilt when loaded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrebuiltIndex {
+    /// [`analysis_fingerprint`] of the build that wrote it.
+    pub fingerprint: u32,
+    /// The index terms of the active sections' headings (query expansion prefers what a heading names).
+    pub heading_terms: Vec<String>,
+    /// BM25 over [`LawIndex::new`]'s documents.
+    pub bm25: Bm25Index,
+}
+
+impl PrebuiltIndex {
+    /// The index of `law`, as [`LawIndex::new`] builds it.
+    pub fn build(law: &Law) -> Self {
+        let bm25 = build_section_bm25(law, &searchable_sections(law), 1);
+        PrebuiltIndex {
+            fingerprint: analysis_fingerprint(),
+            heading_terms: section_heading_terms(law, &bm25),
+            bm25,
+        }
+    }
+
+    /// Checks a decoded index against its law: well-formed, one document per searchable section.
+    pub fn check(&self, law: &Law) -> Result<(), String> {
+        self.bm25.check().map_err(|e| e.to_string())?;
+        let sections = searchable_sections(law).len();
+        if self.bm25.len() != sections {
+            return Err(format!(
+                "{} documents for {sections} searchable sections",
+                self.bm25.len()
+            ));
+        }
+        if self.bm25.analyzer() != LawIndex::analyzer()
+            || self.bm25.params() != Bm25Params::default()
+        {
+            return Err("built with other analyzer settings or BM25 parameters".into());
+        }
+        if !self.heading_terms.windows(2).all(|w| w[0] < w[1]) {
+            return Err("heading terms not sorted".into());
+        }
+        Ok(())
+    }
+
+    /// Whether this build's analysis would make the same index (same [`analysis_fingerprint`]).
+    pub fn is_current(&self) -> bool {
+        self.fingerprint == analysis_fingerprint()
+    }
+}
+
+/// A checksum of what this build's BM25 analysis makes of a probe text (tokens, stopwords, umlaut folding,
+/// stemming, decompounding against a lexicon, counts): two builds with the same fingerprint index law text alike.
+pub fn analysis_fingerprint() -> u32 {
+    static FINGERPRINT: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *FINGERPRINT.get_or_init(|| {
+        const PROBE: [&str; 3] = [
+            "§ 535 Inhalt und Hauptpflichten des Mietvertrags. (1) Durch den Mietvertrag wird der Vermieter \
+             verpflichtet, dem Mieter den Gebrauch der Mietsache während der Mietzeit zu gewähren.",
+            "Die Kündigungsfrist für Wohnraummietverhältnisse beträgt drei Monate; Schoenheitsreparaturen, \
+             Mietminderung und Nebenkostenabrechnung 2024 nach Art. 20a GG.",
+            "Der Vermieter haftet für Mängel der Mietsache, die Miete mindert sich kraft Gesetzes.",
+        ];
+        let index = Bm25Index::build(&PROBE, LawIndex::analyzer(), Bm25Params::default());
+        crc32fast::hash(&postcard::to_allocvec(&index).expect("an index serialises"))
+    })
 }
 
 /// Checks that `bundle` was built from `law` (same abbreviation and build) and has one vector per unit.
@@ -1025,6 +1134,35 @@ mod tests {
         assert!(outcome.hits[0].score > 0.0);
         assert_eq!(outcome.hits[1].score, 0.0);
         assert_eq!(outcome.mode, Mode::Dense);
+    }
+
+    #[test]
+    fn a_law_bundle_brings_its_index_unless_other_analysis_code_built_it() {
+        let (fresh, _) = fixture(false);
+        let law = fresh.law.clone();
+        let bundle = LawBundle::new("test", law.clone());
+        assert!(bundle.index.is_current());
+        assert_eq!(bundle.index.bm25, fresh.bm25);
+        assert_eq!(
+            LawIndex::from_bundle(bundle.clone()).lexical("Miete", 3),
+            fresh.lexical("Miete", 3)
+        );
+        // The index of other text under another fingerprint: not used, the law is indexed again.
+        let mut renamed = law.clone();
+        for s in &mut renamed.sections {
+            s.text = s.text.replace("Miete", "Pacht");
+        }
+        let mut stale = bundle.clone();
+        stale.index = PrebuiltIndex::build(&renamed);
+        stale.index.fingerprint ^= 1;
+        assert!(!stale.index.is_current());
+        assert_eq!(LawIndex::from_bundle(stale).bm25, fresh.bm25);
+        // Under the current fingerprint the stored index is what searches (so it must be checked on decode).
+        let mut trusted = bundle;
+        trusted.index = PrebuiltIndex::build(&renamed);
+        assert!(LawIndex::from_bundle(trusted)
+            .lexical("Miete", 3)
+            .is_empty());
     }
 
     #[test]

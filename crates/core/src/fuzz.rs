@@ -93,10 +93,11 @@ impl Mutator {
 }
 
 /// What a law bundle goes through in the browser: decode (with [`crate::Law::validate`]), then every
-/// accessor that follows indices (breadcrumbs, URLs, citations), the BM25 index and a lexical search.
+/// accessor that follows indices (breadcrumbs, URLs, citations), the prebuilt BM25 index and a lexical search.
 /// `None` when it does not decode; any panic or endless loop is a bug.
 pub fn law_bundle(bytes: &[u8]) -> Option<LawIndex> {
-    let law = LawBundle::from_bytes(bytes).ok()?.law;
+    let bundle = LawBundle::from_bytes(bytes).ok()?;
+    let law = &bundle.law;
     for index in 0..law.sections.len() {
         let _ = law.path_label(index);
         let _ = law.official_url(index);
@@ -111,7 +112,7 @@ pub fn law_bundle(bytes: &[u8]) -> Option<LawIndex> {
         }
     }
     let _ = law.hierarchy_depth();
-    let index = LawIndex::new(law);
+    let index = LawIndex::from_bundle(bundle);
     let _ = search(&index, None, "Miete § 1", None, &SearchOptions::default());
     Some(index)
 }

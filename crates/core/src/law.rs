@@ -6,6 +6,7 @@
 //! highlighting in the browser is a slice, and ids are stable positions: `(section, subsection, sentence)`.
 
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::ops::Range;
 
 /// Half-open byte range `[start, end)` into a section's [`Section::text`].
@@ -385,17 +386,35 @@ impl Law {
     }
 
     /// Finds a section by its designation as a user types it: `§ 535`, `§535`, `535`, `Art. 1`, `Art 1`, `Präambel`.
+    /// For many lookups, [`Law::section_lookup`] indexes the designations once.
     pub fn find_section(&self, designation: &str) -> Option<usize> {
         let wanted = normalize_designation(designation);
         self.sections
             .iter()
             .position(|s| normalize_designation(&s.designation) == wanted)
             .or_else(|| {
-                let bare = wanted
-                    .trim_start_matches(['§', '.'])
-                    .trim_start_matches("art");
+                let bare = bare_number(&wanted);
                 self.sections.iter().position(|s| s.number() == Some(bare))
             })
+    }
+
+    /// [`Law::find_section`] for many designations (a learned file's thousands): the law's designations
+    /// normalised and indexed once instead of once per lookup.
+    pub fn section_lookup(&self) -> SectionLookup<'_> {
+        let mut by_designation = HashMap::with_capacity(self.sections.len());
+        let mut by_number = HashMap::with_capacity(self.sections.len());
+        for (i, s) in self.sections.iter().enumerate() {
+            by_designation
+                .entry(normalize_designation(&s.designation))
+                .or_insert(i);
+            if let Some(number) = s.number() {
+                by_number.entry(number).or_insert(i);
+            }
+        }
+        SectionLookup {
+            by_designation,
+            by_number,
+        }
     }
 
     /// Sections that are not repealed, with their indices.
@@ -443,6 +462,32 @@ impl Law {
 }
 
 /// Lowercase, no whitespace, `art.` for `Art`/`Artikel`: the comparison key for designations.
+/// The number a normalised designation names (`573b` for `§573b`, `1` for `art.1`).
+fn bare_number(normalized: &str) -> &str {
+    normalized
+        .trim_start_matches(['§', '.'])
+        .trim_start_matches("art")
+}
+
+/// A law's sections by designation ([`Law::section_lookup`]); finds what [`Law::find_section`] finds.
+pub struct SectionLookup<'a> {
+    /// Normalised designation -> first section with it.
+    by_designation: HashMap<String, usize>,
+    /// Number part -> first section with it.
+    by_number: HashMap<&'a str, usize>,
+}
+
+impl SectionLookup<'_> {
+    /// The section a designation names, as [`Law::find_section`] resolves it.
+    pub fn find(&self, designation: &str) -> Option<usize> {
+        let wanted = normalize_designation(designation);
+        self.by_designation
+            .get(&wanted)
+            .or_else(|| self.by_number.get(bare_number(&wanted)))
+            .copied()
+    }
+}
+
 fn normalize_designation(s: &str) -> String {
     let compact: String = s
         .chars()
@@ -501,6 +546,29 @@ mod tests {
         assert_eq!(law.find_section("Artikel 20a"), Some(3));
         assert_eq!(law.find_section("präambel"), Some(0));
         assert_eq!(law.find_section("§ 2"), None);
+    }
+
+    #[test]
+    fn the_lookup_finds_what_find_section_finds() {
+        // A designation twice (a repealed and a current § 1) and a number only a later one spells alike.
+        let law = law(&["Präambel", "§ 1", "§ 573b", "Art. 20a", "§ 1", "Art. 573b"]);
+        let lookup = law.section_lookup();
+        for asked in [
+            "§ 573b",
+            "§573b",
+            "573b",
+            "Art 20a",
+            "Artikel 20a",
+            "art. 573b",
+            "präambel",
+            "§ 1",
+            "1",
+            "§ 2",
+            "",
+            "§",
+        ] {
+            assert_eq!(lookup.find(asked), law.find_section(asked), "{asked:?}");
+        }
     }
 
     #[test]

@@ -321,10 +321,12 @@ listed_by_fields!(
 
 /// Lower-case hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// Lower-case hex of `bytes` (digests as the manifest and file names spell them).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Checks that `bytes` are the file the manifest lists (size, then SHA-256): call before decoding a bundle.
@@ -334,14 +336,25 @@ pub fn verify_bytes(
     size: u64,
     sha256: &str,
 ) -> Result<(), ManifestError> {
-    if bytes.len() as u64 != size {
+    verify_size(file, bytes.len(), size)?;
+    verify_sha256(file, &sha256_hex(bytes), sha256)
+}
+
+/// The size half of [`verify_bytes`]: `len` bytes arrived, `size` are listed.
+pub fn verify_size(file: &str, len: usize, size: u64) -> Result<(), ManifestError> {
+    if len as u64 != size {
         return Err(ManifestError::Mismatch {
             file: file.to_string(),
             expected: format!("{size} bytes"),
-            found: format!("{} bytes", bytes.len()),
+            found: format!("{len} bytes"),
         });
     }
-    let found = sha256_hex(bytes);
+    Ok(())
+}
+
+/// The digest half of [`verify_bytes`], for a SHA-256 (hex) computed elsewhere: the browser's own, off the page's
+/// main thread.
+pub fn verify_sha256(file: &str, found: &str, sha256: &str) -> Result<(), ManifestError> {
     if !found.eq_ignore_ascii_case(sha256) {
         return Err(ManifestError::Mismatch {
             file: file.to_string(),

@@ -215,10 +215,7 @@ pub fn verify(path: &Path) -> Result<(), EmbedError> {
     Ok(())
 }
 
-/// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use paragraf_core::manifest::hex;
 
 #[cfg(test)]
 mod tests {

@@ -92,12 +92,13 @@ pub fn StrategiesPage() -> impl IntoView {
         .into_iter()
         .map(|s| view! { <li><code>{s.name()}</code>" – "{s.description()}</li> })
         .collect_view();
+    // The list comes with the figures, not before them: charts arriving above it would push it down the page.
     view! {
         <h1>"Strategien"</h1>
-        <ErrorBoundary fallback=|errors| view! { <ErrorList errors=errors/> }>
-            <Transition fallback=|| view! { <p class="loading">"Lade Bericht …"</p> }>{figures}</Transition>
-        </ErrorBoundary>
-        <h2>"Alle 21 Strategien"</h2>
-        <ul class="strategy-list">{descriptions}</ul>
+        <Transition fallback=|| view! { <p class="loading">"Lade Bericht …"</p> }>
+            <ErrorBoundary fallback=|errors| view! { <ErrorList errors=errors/> }>{figures}</ErrorBoundary>
+            <h2>"Alle 21 Strategien"</h2>
+            <ul class="strategy-list">{descriptions.clone()}</ul>
+        </Transition>
     }
 }

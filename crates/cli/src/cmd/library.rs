@@ -368,11 +368,16 @@ impl Library {
         }
     }
 
-    /// Decodes the law bundle of `law`, verified against the manifest (no index: what `paragraf show` needs).
+    /// Decodes the law of `law`'s bundle, verified against the manifest (what `paragraf show` needs).
     pub fn read_law(&self, law: &str) -> Result<paragraf_core::Law> {
+        self.read_law_bundle(law).map(|bundle| bundle.law)
+    }
+
+    /// Decodes the law bundle of `law` (the law and its prebuilt BM25 index), verified against the manifest.
+    fn read_law_bundle(&self, law: &str) -> Result<paragraf_core::bundle::LawBundle> {
         let entry = self.law_entry(law)?;
         let t0 = Instant::now();
-        let law = paragraf_bundler::manifest::read_law(&self.dir, entry)
+        let law = paragraf_bundler::manifest::read_law_bundle(&self.dir, entry)
             .map_err(|e| Refusal(format!("{e}. Rebuild the folder with `paragraf build`")))?;
         eprintln!(
             "loaded {} ({}, {:.1} MB) in {:.0} ms",
@@ -391,10 +396,14 @@ impl Library {
         if let Some(loaded) = laws.get(&entry.law) {
             return Ok(loaded.clone());
         }
-        let decoded = self.read_law(&entry.law)?;
-        let t0 = Instant::now();
-        let mut index = LawIndex::new(decoded);
-        eprintln!("indexed {} for BM25 in {:.0} ms", entry.law, ms(t0));
+        let decoded = self.read_law_bundle(&entry.law)?;
+        if !decoded.index.is_current() {
+            eprintln!(
+                "note: {}'s search index was built by other analysis code; indexing it now (rebuild the folder with `paragraf build` to save this)",
+                entry.law
+            );
+        }
+        let mut index = LawIndex::from_bundle(decoded);
         // A broken thesaurus file costs the expansion, not the search (as in the app).
         let thesaurus = self.thesaurus.get_or_init(|| {
             match paragraf_bundler::expansion::read_expansions(&self.dir, &self.manifest) {

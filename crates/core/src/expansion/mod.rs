@@ -275,12 +275,24 @@ impl ThesaurusFile {
         }
         let mut stems = Vec::with_capacity(wire.stems.len());
         for (word, (shared, rest)) in wire.words.iter().zip(wire.stems) {
-            let lower = word.to_lowercase();
+            // Most words are lower case already: no copy for them (this loop runs while a page waits).
+            let lower = if word.chars().any(char::is_uppercase) {
+                std::borrow::Cow::Owned(word.to_lowercase())
+            } else {
+                std::borrow::Cow::Borrowed(word.as_str())
+            };
             let shared = shared as usize;
             if word.is_empty() || word.len() > MAX_TERM_BYTES || !lower.is_char_boundary(shared) {
                 return fail("a word empty, too long or with a stem that does not fit it");
             }
-            let stem = format!("{}{rest}", &lower[..shared]);
+            let stem = if shared == 0 {
+                rest
+            } else {
+                let mut stem = String::with_capacity(shared + rest.len());
+                stem.push_str(&lower[..shared]);
+                stem.push_str(&rest);
+                stem
+            };
             if stem.is_empty() || stem.len() > MAX_TERM_BYTES {
                 return fail("a stem empty or too long");
             }
@@ -553,13 +565,27 @@ impl PreparedThesaurus {
     }
 }
 
+/// The index terms of section headings, sorted: each distinct heading word analysed once, as a query is
+/// (headings repeat their words). A law bundle stores them with its index ([`crate::engine::PrebuiltIndex`]).
+pub fn heading_terms(index: &Bm25Index, headings: &[&str]) -> Vec<String> {
+    let words: HashSet<String> = headings.iter().flat_map(|h| Analyzer::words(h)).collect();
+    let analyzer = Analyzer::new(index.analyzer());
+    let terms: HashSet<String> = words
+        .iter()
+        .flat_map(|w| analyzer.terms(w, Some(index)))
+        .collect();
+    let mut terms: Vec<String> = terms.into_iter().collect();
+    terms.sort_unstable();
+    terms
+}
+
 impl ExpansionTable {
-    /// The table of the law indexed by `index` with section headings `headings`, from the folder's thesaurus
-    /// file (its parameters are the build's).
+    /// The table of the law indexed by `index` whose section headings have the index terms `heading_terms`
+    /// ([`heading_terms`]), from the folder's thesaurus file (its parameters are the build's).
     pub fn new(
         file: Arc<ThesaurusFile>,
         index: &Bm25Index,
-        headings: &[&str],
+        heading_terms: impl IntoIterator<Item = String>,
     ) -> Result<Self, ExpansionError> {
         let (theirs, ours) = (file.thesaurus.analyzer, index.analyzer());
         if theirs != ours {
@@ -568,13 +594,10 @@ impl ExpansionTable {
                 index: ours,
             });
         }
-        // Analysed word by word (as a query is), each distinct heading word once: headings repeat their words.
-        let words: HashSet<String> = headings.iter().flat_map(|h| Analyzer::words(h)).collect();
-        let heading_terms = words.iter().flat_map(|w| index.query_terms(w)).collect();
         Ok(Self {
             analyzer: ours,
             file,
-            heading_terms,
+            heading_terms: heading_terms.into_iter().collect(),
         })
     }
 
@@ -795,12 +818,9 @@ mod tests {
     }
 
     fn table() -> ExpansionTable {
-        ExpansionTable::new(
-            Arc::new(file()),
-            &index(),
-            &["Arten der Sicherheitsleistung"],
-        )
-        .unwrap()
+        let index = index();
+        let headings = heading_terms(&index, &["Arten der Sicherheitsleistung"]);
+        ExpansionTable::new(Arc::new(file()), &index, headings).unwrap()
     }
 
     fn words(e: &Expansion) -> Vec<&str> {

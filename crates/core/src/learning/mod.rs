@@ -330,12 +330,13 @@ impl LearnedFile {
             }),
             ..ResolveWarnings::default()
         };
+        let lookup = law.section_lookup();
         let section_of: Vec<Option<u32>> = self
             .sections
             .iter()
             .map(|d| {
-                let found = law
-                    .find_section(d)
+                let found = lookup
+                    .find(d)
                     .filter(|&i| !law.sections[i].repealed)
                     .map(|i| i as u32);
                 if found.is_none() {

@@ -42,7 +42,7 @@ impl Default for Bm25Params {
 /// parameters. It is also the query's [`Lexicon`] for decompounding. A [`Bm25Index`] is a dictionary plus all
 /// postings; split with [`Bm25Index::into_shards`], the dictionary travels alone and [`PostingShard`]s are
 /// fetched only for the terms a query has (the browser's index over all federal law).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Bm25Dictionary {
     params: Bm25Params,
     analyzer: AnalyzerConfig,
@@ -60,8 +60,8 @@ pub struct Bm25Dictionary {
     avg_len: f32,
 }
 
-/// A BM25 index; see the module docs.
-#[derive(Clone, Debug)]
+/// A BM25 index; see the module docs. A deserialised one is checked ([`Bm25Index::check`]) before use.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Bm25Index {
     dictionary: Bm25Dictionary,
     /// Per term `t`: its postings are `postings[offsets[t]..offsets[t + 1]]`.
@@ -288,17 +288,12 @@ impl PostingShard {
     /// Checks the shard against its dictionary: offsets in order, every posting list decodes to documents that
     /// exist, in the number the dictionary records.
     pub fn check(&self, dictionary: &Bm25Dictionary) -> Result<(), Bm25FormatError> {
-        let fail = |what| Err(Bm25FormatError(what));
+        check_offsets(&self.offsets, self.postings.len())?;
         let n = self.terms();
-        if self.offsets.is_empty()
-            || self.offsets[0] != 0
-            || !self.offsets.windows(2).all(|w| w[0] <= w[1])
-            || self.offsets[n] as usize != self.postings.len()
-        {
-            return fail("posting offsets out of order or range");
-        }
         if self.first_term as usize + n > dictionary.num_terms() {
-            return fail("posting shard for terms the dictionary does not have");
+            return Err(Bm25FormatError(
+                "posting shard for terms the dictionary does not have",
+            ));
         }
         check_postings(
             &self.offsets,
@@ -307,6 +302,17 @@ impl PostingShard {
             dictionary.len(),
         )
     }
+}
+
+/// Offsets start at 0, never decrease and end at the postings' length.
+fn check_offsets(offsets: &[u32], postings: usize) -> Result<(), Bm25FormatError> {
+    if offsets.first() != Some(&0)
+        || !offsets.windows(2).all(|w| w[0] <= w[1])
+        || offsets.last().map(|&o| o as usize) != Some(postings)
+    {
+        return Err(Bm25FormatError("posting offsets out of order or range"));
+    }
+    Ok(())
 }
 
 /// Every posting list decodes, stays below `docs` and has as many entries as `doc_freq` says.
@@ -437,6 +443,23 @@ impl Bm25Index {
             offsets,
             postings,
         }
+    }
+
+    /// Checks a deserialised index: its dictionary, then every posting list against it.
+    pub fn check(&self) -> Result<(), Bm25FormatError> {
+        self.dictionary.check()?;
+        check_offsets(&self.offsets, self.postings.len())?;
+        if self.offsets.len() != self.dictionary.num_terms() + 1 {
+            return Err(Bm25FormatError(
+                "posting lists for terms the dictionary does not have",
+            ));
+        }
+        check_postings(
+            &self.offsets,
+            &self.postings,
+            &self.dictionary.doc_freq,
+            self.dictionary.len(),
+        )
     }
 
     /// Number of documents.
