@@ -403,7 +403,7 @@ fn listed_bundles_are_verified_before_use() {
         std::fs::write(&path, manifest.to_string()).unwrap();
         out
     };
-    let eval = |bundles: &std::path::Path| {
+    let eval = |bundles: &Path| {
         let report = bundles.join("report");
         let args = [
             "eval",
@@ -590,7 +590,7 @@ fn a_build_removes_what_a_killed_build_left() {
 fn the_build_ships_query_expansion_or_records_why_not() {
     let dir = temp_dir();
     let xml = law_prefix(dir.path(), "GG", 30);
-    let manifest_of = |out: &std::path::Path| {
+    let manifest_of = |out: &Path| {
         paragraf_core::manifest::Manifest::parse(&std::fs::read(out.join("manifest.json")).unwrap())
             .unwrap()
     };
@@ -613,7 +613,7 @@ fn the_build_ships_query_expansion_or_records_why_not() {
         read.notice
     );
     let law = paragraf_bundler::manifest::read_law(&out, &manifest.laws[0]).unwrap();
-    let index = paragraf_core::engine::LawIndex::new(law);
+    let index = LawIndex::new(law);
     let table = index.expansion_table(&std::sync::Arc::new(read)).unwrap();
     let expanded = paragraf_core::expansion::expand("Kirche", &table, index.bm25(), &[]);
     assert!(
@@ -795,9 +795,9 @@ fn bundles_lists_and_verifies_every_file_like_search_does() {
     assert!(err.contains(&format!("{thesaurus}: No such file")), "{err}");
 
     // Without vectors: said so, not "-0 s of build time".
-    let xml = crate::util::law_prefix(dir.path(), "GG", 5);
+    let xml = law_prefix(dir.path(), "GG", 5);
     let lexical = dir.path().join("lexical");
-    run_ok(&crate::util::build_args(&xml, "none", &lexical));
+    run_ok(&build_args(&xml, "none", &lexical));
     let listing = run_ok(&["bundles", lexical.to_str().unwrap()]);
     assert!(
         listing.contains("no strategy bundles: the laws are searched with BM25 only")

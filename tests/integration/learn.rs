@@ -95,7 +95,7 @@ fn manifest(dir: &Path) -> Manifest {
     Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
 }
 
-fn stderr(out: &std::process::Output) -> String {
+fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 

@@ -1,6 +1,7 @@
 //! Integration tests: the real `paragraf` binary over real law XML, real models and real servers on loopback.
 //!
 //! Data comes from `../shared` by default; set `PARAGRAF_SHARED` to point elsewhere.
+#![allow(clippy::print_stdout)] // tests and benchmarks report their figures
 
 mod build;
 mod corpus;

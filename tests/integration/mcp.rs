@@ -343,7 +343,7 @@ fn the_official_typescript_sdk_client_uses_every_tool_and_resource() {
     assert_eq!(structured(0)["laws"][0]["law"], "GG");
     assert_eq!(structured(1)["hits"][0]["designation"], "Art. 5");
     // The same JSON as `paragraf show --json` and `paragraf cite --json`.
-    let show: Value = serde_json::from_str(&crate::util::run_ok(&[
+    let show: Value = serde_json::from_str(&run_ok(&[
         "show",
         "GG",
         "Art. 5",
@@ -354,7 +354,7 @@ fn the_official_typescript_sdk_client_uses_every_tool_and_resource() {
     .unwrap();
     assert_eq!(structured(2), show);
     let cited = structured(3);
-    let cli: Value = serde_json::from_str(&crate::util::run_ok(&[
+    let cli: Value = serde_json::from_str(&run_ok(&[
         "cite",
         "Art. 5 Abs. 1 S. 2 GG",
         "--bundles",
@@ -433,7 +433,7 @@ fn the_official_typescript_sdk_client_uses_every_tool_and_resource() {
     };
     assert_eq!(read(0), show);
     assert_eq!(read(1), show, "percent-encoded URIs name the same section");
-    let cli_contents: Value = serde_json::from_str(&crate::util::run_ok(&[
+    let cli_contents: Value = serde_json::from_str(&run_ok(&[
         "contents",
         "GG",
         "--bundles",

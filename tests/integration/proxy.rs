@@ -101,7 +101,7 @@ fn proxy_serves_the_same_vectors_as_the_cli_and_the_library() {
         &serde_json::json!({ "text": QUESTION }).to_string(),
     );
     assert_eq!((status, cache.as_deref()), (200, Some("miss")), "{json}");
-    assert_eq!(json["model"], paragraf_embed::e5::MODEL_ID);
+    assert_eq!(json["model"], e5::MODEL_ID);
     assert_eq!(json["dim"], 384);
     let served = floats(&json["vector"]);
 
@@ -192,7 +192,7 @@ fn proxy_serves_e5_and_embeddinggemma_side_by_side() {
         "EmbeddingGemma-300m is not in {}; fetch it once with `paragraf model fetch embeddinggemma`",
         gemma_dir.display()
     );
-    let e5 = paragraf_embed::e5::MODEL_ID;
+    let e5 = e5::MODEL_ID;
     let gemma = "google/embeddinggemma-300m@256";
     let proxy = Proxy::start(&["--model", "embeddinggemma@256"]);
     let (status, _, health) = exchange(proxy.addr, "GET /health HTTP/1.1", "");

@@ -300,7 +300,7 @@ fn search_through_the_proxy_gives_the_local_results() {
         "{err}"
     );
     // The local encoder is the bundles' model; --model only says where it is, and may not name another.
-    let folder = crate::util::temp_dir();
+    let folder = temp_dir();
     let err = refused(&[
         "search",
         "--bundles",
@@ -546,11 +546,11 @@ fn a_fifo_where_a_file_should_be_is_refused_not_waited_on() {
 /// `show` reads the law bundle only: it takes no proxy and no model (options it could not use).
 #[test]
 fn show_takes_only_what_it_uses() {
-    let bundles = crate::util::gg_bundles().to_str().unwrap();
+    let bundles = gg_bundles().to_str().unwrap();
     let shown = crate::util::run_ok(&["show", "GG", "Art. 5", "--bundles", bundles]);
     assert!(shown.contains("Art. 5"), "{shown}");
     for option in ["--proxy", "--model"] {
-        let out = crate::util::run(&["show", "GG", "Art. 5", "--bundles", bundles, option, "x"]);
+        let out = run(&["show", "GG", "Art. 5", "--bundles", bundles, option, "x"]);
         assert_eq!(out.status.code(), Some(2), "{option}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -564,9 +564,8 @@ fn show_takes_only_what_it_uses() {
 /// saying what does; `paragraf contents` lists the structure.
 #[test]
 fn cite_names_exactly_the_unit_or_says_what_exists() {
-    let bundles = crate::util::gg_bundles().to_str().unwrap();
-    let cite =
-        |citation: &str| crate::util::run(&["cite", citation, "--bundles", bundles, "--json"]);
+    let bundles = gg_bundles().to_str().unwrap();
+    let cite = |citation: &str| run(&["cite", citation, "--bundles", bundles, "--json"]);
     let ok = |citation: &str| -> Value {
         let out = cite(citation);
         assert!(

@@ -65,7 +65,7 @@ pub fn run_ok<S: AsRef<OsStr>>(args: &[S]) -> String {
 
 /// The e5 model file: `PARAGRAF_MODEL`, else `paragraf model fetch` (which returns at once when it is cached).
 pub fn model_path() -> PathBuf {
-    static MODEL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    static MODEL: OnceLock<PathBuf> = OnceLock::new();
     MODEL
         .get_or_init(|| match std::env::var_os("PARAGRAF_MODEL") {
             Some(p) => PathBuf::from(p),
@@ -305,31 +305,28 @@ pub fn embedding_endpoint(
 
 /// The real encoder, loaded once per test run.
 pub fn encoder() -> &'static paragraf_embed::e5::E5Encoder {
-    static ENCODER: std::sync::OnceLock<paragraf_embed::e5::E5Encoder> = std::sync::OnceLock::new();
+    static ENCODER: OnceLock<paragraf_embed::e5::E5Encoder> = OnceLock::new();
     ENCODER.get_or_init(|| paragraf_embed::e5::load(&model_path()).expect("load the e5 model"))
 }
 
 /// A tiny static HTTP server on 127.0.0.1 for browser tests: URL path prefixes map to folders (longest first),
 /// with the content types browsers insist on (`application/wasm` for streaming compilation). Runs until the
 /// test process ends.
-pub fn serve_static(roots: Vec<(String, PathBuf)>) -> std::net::SocketAddr {
+pub fn serve_static(roots: Vec<(String, PathBuf)>) -> SocketAddr {
     serve_static_switchable(roots).0
 }
 
 /// [`serve_static`] with a switch: while it is on, every connection is closed unanswered (the site is "down").
 pub fn serve_static_switchable(
     roots: Vec<(String, PathBuf)>,
-) -> (
-    std::net::SocketAddr,
-    std::sync::Arc<std::sync::atomic::AtomicBool>,
-) {
+) -> (SocketAddr, std::sync::Arc<std::sync::atomic::AtomicBool>) {
     let site = serve_static_site(roots);
     (site.addr, site.down)
 }
 
 /// A running [`serve_static_site`].
 pub struct StaticSite {
-    pub addr: std::net::SocketAddr,
+    pub addr: SocketAddr,
     /// Set: the server drops every connection (the network is gone).
     pub down: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// Every answered request: path and body bytes sent (a service worker's fetches included).

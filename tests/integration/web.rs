@@ -2925,7 +2925,7 @@ fn a_link_to_an_absatz_or_satz_marks_it_and_scrolls_it_into_view() {
         if found["inBox"] == true {
             break;
         }
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(found["text"], absatz("Art. 13", "7"), "{found}");
     assert_eq!(found["elsewhere"], 0, "{found}");

@@ -117,10 +117,7 @@ pub fn save_proxy_url(url: &str) {
 async fn untracked(
     manifest: LocalResource<Result<Rc<Manifest>, Failure>>,
 ) -> Result<Rc<Manifest>, Failure> {
-    leptos::reactive::computed::ScopedFuture::new_untracked(std::future::IntoFuture::into_future(
-        manifest,
-    ))
-    .await
+    ScopedFuture::new_untracked(std::future::IntoFuture::into_future(manifest)).await
 }
 
 impl Ctx {

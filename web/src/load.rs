@@ -170,7 +170,7 @@ fn decode_checked<B>(
     file: &str,
     bytes: Vec<u8>,
     decode: impl FnOnce(&[u8]) -> Result<B, BundleProblem>,
-    check: impl FnOnce(&B) -> Result<(), paragraf_core::manifest::ManifestError>,
+    check: impl FnOnce(&B) -> Result<(), manifest::ManifestError>,
 ) -> Result<B, Failure> {
     let bundle = decode(&bytes).map_err(|problem| bundle_failure(kind, file, problem))?;
     drop(bytes);
@@ -709,7 +709,7 @@ pub async fn federal(
         return Err(bundle_failure(
             kind,
             file,
-            BundleProblem::Mismatch(paragraf_core::manifest::ManifestError::Mislabeled {
+            BundleProblem::Mismatch(manifest::ManifestError::Mislabeled {
                 file: file.clone(),
                 found: format!("{} posting shards", head.shards()),
                 expected: format!("{} posting shards", entry.shards.len()),
@@ -758,7 +758,7 @@ pub async fn federal_vectors(
         },
         |v| {
             (v.model() == entry.model).then_some(()).ok_or_else(|| {
-                paragraf_core::manifest::ManifestError::Mislabeled {
+                manifest::ManifestError::Mislabeled {
                     file: file.clone(),
                     found: format!("model {}", v.model()),
                     expected: format!("model {}", entry.model),

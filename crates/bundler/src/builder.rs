@@ -45,7 +45,7 @@ pub enum BuildError {
     Generate(#[from] crate::generate::GenerateError),
     /// The manifest could not be read or written.
     #[error("{0}")]
-    Manifest(#[from] crate::manifest::ManifestError),
+    Manifest(#[from] manifest::ManifestError),
 }
 
 /// How vectors are stored.
@@ -96,7 +96,7 @@ impl BuildOptions {
             raptor_branching: 10,
             seed: 42,
             hnsw_min_units: 10_000,
-            thesaurus: PathBuf::from(crate::expansion::DEFAULT_THESAURUS),
+            thesaurus: PathBuf::from(expansion::DEFAULT_THESAURUS),
             encoder_params: Vec::new(),
         }
     }

@@ -6,6 +6,7 @@
 //! section recall@10 against exact search, and the mean retrieval time of both.
 //!
 //! cargo run --release -p paragraf --example hnsw_sweep -- <bundle folder> [strategy] [questions]
+#![allow(clippy::print_stdout)] // a benchmark prints its figures
 use paragraf_bundler::manifest::{load_or_new, read_law, read_strategy};
 use paragraf_core::bundle::{StrategyBundle, VectorStore};
 use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};

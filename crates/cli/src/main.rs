@@ -1,4 +1,6 @@
 //! The `paragraf` command line: raw arguments are parsed by clap here and handed to one module per subcommand.
+// A command line's output is its interface: printing is what this binary is for.
+#![allow(clippy::print_stdout)]
 use clap::{Parser, Subcommand};
 
 mod cmd;

@@ -295,7 +295,7 @@ pub fn topics_file_bytes(bytes: &[u8]) {
 /// A random but well-formed tiny e5 model (2 layers, width 32, 10 pieces): the fuzz seed of the model file
 /// and the encoder tests' model.
 pub fn tiny_e5_weights() -> E5Weights {
-    let mut rng = crate::rng::SplitMix64::new(7);
+    let mut rng = SplitMix64::new(7);
     let mut q4 = |weights: usize| -> Vec<u8> {
         (0..q4_bytes(weights))
             .enumerate()

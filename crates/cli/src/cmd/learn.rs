@@ -253,10 +253,8 @@ pub fn runs<'a>(
 /// stages cut to the depth search fuses without learning.
 pub fn unlearned(run: &Run, q: usize) -> Vec<u32> {
     let (lexical, dense) = &run.first[q];
-    let depth = paragraf_core::engine::SearchOptions::default().fusion_depth;
-    let ids = |h: &[paragraf_core::search::Hit]| {
-        h.iter().take(depth).map(|h| h.index).collect::<Vec<u32>>()
-    };
+    let depth = SearchOptions::default().fusion_depth;
+    let ids = |h: &[Hit]| h.iter().take(depth).map(|h| h.index).collect::<Vec<u32>>();
     match (run.mode, dense) {
         (Mode::Hybrid, Some(dense)) => {
             let (l, d) = (ids(lexical), ids(dense));

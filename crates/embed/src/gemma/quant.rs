@@ -154,12 +154,14 @@ impl Kernel {
     /// The CPU supports the kernel's instructions; `rows` lie within `a`'s rows and `panels` within `l`'s; `y`
     /// points at a `rows.end × l.n_out` row-major matrix that nothing else reads or writes at these cells.
     unsafe fn run(self, l: &QLinear, a: &Acts, rows: Range<usize>, panels: Range<usize>, y: Out) {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Vnni => vnni::run(l, a, rows, panels, y),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => avx2::run(l, a, rows, panels, y),
-            Kernel::Portable => run_portable(l, a, rows, panels, y),
+        unsafe {
+            match self {
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Vnni => vnni::run(l, a, rows, panels, y),
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx2 => avx2::run(l, a, rows, panels, y),
+                Kernel::Portable => run_portable(l, a, rows, panels, y),
+            }
         }
     }
 }
@@ -250,31 +252,35 @@ impl QLinear {
 /// Writes `sums` (`Σₖ q·w`, one panel of one row) to `y`: `sum · (weight scale · activation scale)`.
 #[inline(always)]
 unsafe fn store(l: &QLinear, a: &Acts, t: usize, p: usize, sums: &[i32; PANEL], y: Out) {
-    for (j, &sum) in sums.iter().enumerate() {
-        let o = p * PANEL + j;
-        if o < l.n_out {
-            *y.0.add(t * l.n_out + o) = sum as f32 * (l.scale[o] * a.scale[t]);
+    unsafe {
+        for (j, &sum) in sums.iter().enumerate() {
+            let o = p * PANEL + j;
+            if o < l.n_out {
+                *y.0.add(t * l.n_out + o) = sum as f32 * (l.scale[o] * a.scale[t]);
+            }
         }
     }
 }
 
 /// The plain loop every other kernel must equal.
 unsafe fn run_portable(l: &QLinear, a: &Acts, rows: Range<usize>, panels: Range<usize>, y: Out) {
-    for p in panels {
-        let w = &l.w[(p / NR * l.groups * NR + p % NR) * BLOCK..];
-        for t in rows.clone() {
-            let x = &a.u[t * a.stride..][..a.stride];
-            let mut sums = [0i32; PANEL];
-            for (xg, wg) in x.chunks_exact(GROUP).zip(w.chunks(NR * BLOCK)) {
-                for (sum, wj) in sums.iter_mut().zip(wg[..BLOCK].chunks_exact(GROUP)) {
-                    *sum += xg
-                        .iter()
-                        .zip(wj)
-                        .map(|(&x, &w)| (i32::from(x) - OFFSET) * i32::from(w))
-                        .sum::<i32>();
+    unsafe {
+        for p in panels {
+            let w = &l.w[(p / NR * l.groups * NR + p % NR) * BLOCK..];
+            for t in rows.clone() {
+                let x = &a.u[t * a.stride..][..a.stride];
+                let mut sums = [0i32; PANEL];
+                for (xg, wg) in x.chunks_exact(GROUP).zip(w.chunks(NR * BLOCK)) {
+                    for (sum, wj) in sums.iter_mut().zip(wg[..BLOCK].chunks_exact(GROUP)) {
+                        *sum += xg
+                            .iter()
+                            .zip(wj)
+                            .map(|(&x, &w)| (i32::from(x) - OFFSET) * i32::from(w))
+                            .sum::<i32>();
+                    }
                 }
+                store(l, a, t, p, &sums, y);
             }
-            store(l, a, t, p, &sums, y);
         }
     }
 }
@@ -301,38 +307,40 @@ mod avx2 {
         panels: Range<usize>,
         y: Out,
     ) {
-        let ones = _mm256_set1_epi16(1);
-        let flip = _mm256_set1_epi8(-128);
-        for p in panels {
-            let w = l.w.as_ptr().add((p / NR * l.groups * NR + p % NR) * BLOCK);
-            for t0 in rows.clone().step_by(ROWS) {
-                let mut acc = [[_mm256_setzero_si256(); 2]; ROWS];
-                for g in 0..l.groups {
-                    let wp = w.add(g * NR * BLOCK);
-                    let w0 = _mm256_loadu_si256(wp.cast());
-                    let w1 = _mm256_loadu_si256(wp.add(BLOCK / 2).cast());
-                    for (r, acc) in acc.iter_mut().enumerate() {
-                        let bytes =
-                            a.u.as_ptr()
-                                .add((t0 + r) * a.stride + g * GROUP)
-                                .cast::<i32>()
-                                .read_unaligned();
-                        let x = _mm256_xor_si256(_mm256_set1_epi32(bytes), flip);
-                        let ax = _mm256_abs_epi8(x);
-                        let d0 = _mm256_maddubs_epi16(ax, _mm256_sign_epi8(w0, x));
-                        let d1 = _mm256_maddubs_epi16(ax, _mm256_sign_epi8(w1, x));
-                        acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(d0, ones));
-                        acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(d1, ones));
+        unsafe {
+            let ones = _mm256_set1_epi16(1);
+            let flip = _mm256_set1_epi8(-128);
+            for p in panels {
+                let w = l.w.as_ptr().add((p / NR * l.groups * NR + p % NR) * BLOCK);
+                for t0 in rows.clone().step_by(ROWS) {
+                    let mut acc = [[_mm256_setzero_si256(); 2]; ROWS];
+                    for g in 0..l.groups {
+                        let wp = w.add(g * NR * BLOCK);
+                        let w0 = _mm256_loadu_si256(wp.cast());
+                        let w1 = _mm256_loadu_si256(wp.add(BLOCK / 2).cast());
+                        for (r, acc) in acc.iter_mut().enumerate() {
+                            let bytes =
+                                a.u.as_ptr()
+                                    .add((t0 + r) * a.stride + g * GROUP)
+                                    .cast::<i32>()
+                                    .read_unaligned();
+                            let x = _mm256_xor_si256(_mm256_set1_epi32(bytes), flip);
+                            let ax = _mm256_abs_epi8(x);
+                            let d0 = _mm256_maddubs_epi16(ax, _mm256_sign_epi8(w0, x));
+                            let d1 = _mm256_maddubs_epi16(ax, _mm256_sign_epi8(w1, x));
+                            acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(d0, ones));
+                            acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(d1, ones));
+                        }
                     }
-                }
-                for (r, acc) in acc.iter().enumerate() {
-                    if t0 + r >= rows.end {
-                        break;
+                    for (r, acc) in acc.iter().enumerate() {
+                        if t0 + r >= rows.end {
+                            break;
+                        }
+                        let mut sums = [0i32; PANEL];
+                        _mm256_storeu_si256(sums.as_mut_ptr().cast(), acc[0]);
+                        _mm256_storeu_si256(sums.as_mut_ptr().add(PANEL / 2).cast(), acc[1]);
+                        store(l, a, t0 + r, p, &sums, y);
                     }
-                    let mut sums = [0i32; PANEL];
-                    _mm256_storeu_si256(sums.as_mut_ptr().cast(), acc[0]);
-                    _mm256_storeu_si256(sums.as_mut_ptr().add(PANEL / 2).cast(), acc[1]);
-                    store(l, a, t0 + r, p, &sums, y);
                 }
             }
         }
@@ -361,9 +369,11 @@ mod vnni {
         panels: Range<usize>,
         y: Out,
     ) {
-        for p in panels.step_by(NR) {
-            for t in rows.clone().step_by(MR) {
-                tile(l, a, t, rows.end, p, y);
+        unsafe {
+            for p in panels.step_by(NR) {
+                for t in rows.clone().step_by(MR) {
+                    tile(l, a, t, rows.end, p, y);
+                }
             }
         }
     }
@@ -372,65 +382,67 @@ mod vnni {
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
     #[inline]
     unsafe fn tile(l: &QLinear, a: &Acts, t0: usize, t_end: usize, p0: usize, y: Out) {
-        let w = l.w.as_ptr().add(p0 * l.groups * BLOCK);
-        let x = a.u.as_ptr().add(t0 * a.stride);
-        let s = a.stride;
-        let z = _mm512_setzero_si512();
-        let [mut c00, mut c01, mut c02, mut c03] = [z; NR];
-        let [mut c10, mut c11, mut c12, mut c13] = [z; NR];
-        let [mut c20, mut c21, mut c22, mut c23] = [z; NR];
-        let [mut c30, mut c31, mut c32, mut c33] = [z; NR];
-        let [mut c40, mut c41, mut c42, mut c43] = [z; NR];
-        let [mut c50, mut c51, mut c52, mut c53] = [z; NR];
-        for g in 0..l.groups {
-            let wp = w.add(g * NR * BLOCK);
-            let w0 = _mm512_loadu_si512(wp.cast());
-            let w1 = _mm512_loadu_si512(wp.add(BLOCK).cast());
-            let w2 = _mm512_loadu_si512(wp.add(2 * BLOCK).cast());
-            let w3 = _mm512_loadu_si512(wp.add(3 * BLOCK).cast());
-            let xp = x.add(g * GROUP);
-            macro_rules! row {
-                ($r:expr, $c0:ident, $c1:ident, $c2:ident, $c3:ident) => {
-                    let b = _mm512_set1_epi32(xp.add($r * s).cast::<i32>().read_unaligned());
-                    $c0 = _mm512_dpbusd_epi32($c0, b, w0);
-                    $c1 = _mm512_dpbusd_epi32($c1, b, w1);
-                    $c2 = _mm512_dpbusd_epi32($c2, b, w2);
-                    $c3 = _mm512_dpbusd_epi32($c3, b, w3);
-                };
+        unsafe {
+            let w = l.w.as_ptr().add(p0 * l.groups * BLOCK);
+            let x = a.u.as_ptr().add(t0 * a.stride);
+            let s = a.stride;
+            let z = _mm512_setzero_si512();
+            let [mut c00, mut c01, mut c02, mut c03] = [z; NR];
+            let [mut c10, mut c11, mut c12, mut c13] = [z; NR];
+            let [mut c20, mut c21, mut c22, mut c23] = [z; NR];
+            let [mut c30, mut c31, mut c32, mut c33] = [z; NR];
+            let [mut c40, mut c41, mut c42, mut c43] = [z; NR];
+            let [mut c50, mut c51, mut c52, mut c53] = [z; NR];
+            for g in 0..l.groups {
+                let wp = w.add(g * NR * BLOCK);
+                let w0 = _mm512_loadu_si512(wp.cast());
+                let w1 = _mm512_loadu_si512(wp.add(BLOCK).cast());
+                let w2 = _mm512_loadu_si512(wp.add(2 * BLOCK).cast());
+                let w3 = _mm512_loadu_si512(wp.add(3 * BLOCK).cast());
+                let xp = x.add(g * GROUP);
+                macro_rules! row {
+                    ($r:expr, $c0:ident, $c1:ident, $c2:ident, $c3:ident) => {
+                        let b = _mm512_set1_epi32(xp.add($r * s).cast::<i32>().read_unaligned());
+                        $c0 = _mm512_dpbusd_epi32($c0, b, w0);
+                        $c1 = _mm512_dpbusd_epi32($c1, b, w1);
+                        $c2 = _mm512_dpbusd_epi32($c2, b, w2);
+                        $c3 = _mm512_dpbusd_epi32($c3, b, w3);
+                    };
+                }
+                row!(0, c00, c01, c02, c03);
+                row!(1, c10, c11, c12, c13);
+                row!(2, c20, c21, c22, c23);
+                row!(3, c30, c31, c32, c33);
+                row!(4, c40, c41, c42, c43);
+                row!(5, c50, c51, c52, c53);
             }
-            row!(0, c00, c01, c02, c03);
-            row!(1, c10, c11, c12, c13);
-            row!(2, c20, c21, c22, c23);
-            row!(3, c30, c31, c32, c33);
-            row!(4, c40, c41, c42, c43);
-            row!(5, c50, c51, c52, c53);
-        }
-        let acc: [[__m512i; NR]; MR] = [
-            [c00, c01, c02, c03],
-            [c10, c11, c12, c13],
-            [c20, c21, c22, c23],
-            [c30, c31, c32, c33],
-            [c40, c41, c42, c43],
-            [c50, c51, c52, c53],
-        ];
-        for (r, acc) in acc.iter().enumerate() {
-            let t = t0 + r;
-            if t >= t_end {
-                break;
-            }
-            let sx = _mm512_set1_ps(a.scale[t]);
-            for (n, &acc) in acc.iter().enumerate() {
-                let o = (p0 + n) * PANEL;
-                if o >= l.n_out {
+            let acc: [[__m512i; NR]; MR] = [
+                [c00, c01, c02, c03],
+                [c10, c11, c12, c13],
+                [c20, c21, c22, c23],
+                [c30, c31, c32, c33],
+                [c40, c41, c42, c43],
+                [c50, c51, c52, c53],
+            ];
+            for (r, acc) in acc.iter().enumerate() {
+                let t = t0 + r;
+                if t >= t_end {
                     break;
                 }
-                let sums =
-                    _mm512_sub_epi32(acc, _mm512_loadu_si512(l.offset.as_ptr().add(o).cast()));
-                let s = _mm512_mul_ps(_mm512_loadu_ps(l.scale.as_ptr().add(o)), sx);
-                let v = _mm512_mul_ps(_mm512_cvtepi32_ps(sums), s);
-                let valid = (l.n_out - o).min(PANEL);
-                let mask = (((1u32 << valid) - 1) & 0xffff) as __mmask16;
-                _mm512_mask_storeu_ps(y.0.add(t * l.n_out + o), mask, v);
+                let sx = _mm512_set1_ps(a.scale[t]);
+                for (n, &acc) in acc.iter().enumerate() {
+                    let o = (p0 + n) * PANEL;
+                    if o >= l.n_out {
+                        break;
+                    }
+                    let sums =
+                        _mm512_sub_epi32(acc, _mm512_loadu_si512(l.offset.as_ptr().add(o).cast()));
+                    let s = _mm512_mul_ps(_mm512_loadu_ps(l.scale.as_ptr().add(o)), sx);
+                    let v = _mm512_mul_ps(_mm512_cvtepi32_ps(sums), s);
+                    let valid = (l.n_out - o).min(PANEL);
+                    let mask = (((1u32 << valid) - 1) & 0xffff) as __mmask16;
+                    _mm512_mask_storeu_ps(y.0.add(t * l.n_out + o), mask, v);
+                }
             }
         }
     }
