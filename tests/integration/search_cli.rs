@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use crate::util::{encoder, free_port, gg_bundles, model_path, paragraf, run, temp_dir, Proxy};
+use crate::util::{
+    encoder, free_port, gg_bundles, model_path, paragraf, run, run_ok, shared, temp_dir, Proxy,
+};
 use paragraf_core::bundle::{LawBundle, StrategyBundle};
 use paragraf_core::engine::{search, LawIndex, SearchOptions, StrategyIndex};
 use paragraf_core::expansion::ThesaurusFile;
@@ -368,6 +370,71 @@ fn show_prints_the_section_from_the_bundle() {
     );
 }
 
+#[test]
+fn show_names_the_sections_of_other_laws_that_cite_a_section() {
+    let tmp = temp_dir();
+    let out = tmp.path().join("bundles");
+    run_ok(&[
+        "build",
+        "--laws",
+        "BGB,ZPO",
+        "--from",
+        shared("corpus").to_str().unwrap(),
+        "--strategies",
+        "none",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let shown = run(&[
+        "show",
+        "BGB",
+        "§ 574",
+        "--json",
+        "--bundles",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&shown.stderr);
+    assert!(shown.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("reading the folder's 2 laws for their citations of each other"),
+        "{stderr}"
+    );
+    let s: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    // ZPO § 93b: "… nach den §§ 574 bis 574b des Bürgerlichen Gesetzbuchs …" (the law named in words).
+    let citing: Vec<String> = s["cited_by_other_laws"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c["law"].as_str().unwrap(),
+                c["designation"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(citing.contains(&"ZPO § 93b".to_string()), "{citing:?}");
+    assert!(citing.iter().all(|c| c.starts_with("ZPO ")), "{citing:?}");
+    let text = run_ok(&["show", "BGB", "574", "--bundles", out.to_str().unwrap()]);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Cited by other laws: "))
+        .unwrap_or_default();
+    assert!(line.contains("§ 93b ZPO"), "{text}");
+    // A section no other law cites has no such field; a folder of one law reads no other.
+    let alone = run(&[
+        "show",
+        "GG",
+        "Art. 5",
+        "--json",
+        "--bundles",
+        gg_bundles().to_str().unwrap(),
+    ]);
+    assert!(!String::from_utf8_lossy(&alone.stderr).contains("reading the folder's"));
+    let alone: Value = serde_json::from_slice(&alone.stdout).unwrap();
+    assert!(alone.get("cited_by_other_laws").is_none(), "{alone}");
+}
+
 /// Runs the CLI, expects exit code 2, returns stderr.
 fn refused(args: &[&str]) -> String {
     let out = paragraf().args(args).output().unwrap();
@@ -547,7 +614,7 @@ fn a_fifo_where_a_file_should_be_is_refused_not_waited_on() {
 #[test]
 fn show_takes_only_what_it_uses() {
     let bundles = gg_bundles().to_str().unwrap();
-    let shown = crate::util::run_ok(&["show", "GG", "Art. 5", "--bundles", bundles]);
+    let shown = run_ok(&["show", "GG", "Art. 5", "--bundles", bundles]);
     assert!(shown.contains("Art. 5"), "{shown}");
     for option in ["--proxy", "--model"] {
         let out = run(&["show", "GG", "Art. 5", "--bundles", bundles, option, "x"]);
@@ -612,7 +679,7 @@ fn cite_names_exactly_the_unit_or_says_what_exists() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.trim().lines().last(), Some(message), "{citation}: {err}");
     }
-    let contents = crate::util::run_ok(&["contents", "GG", "--bundles", bundles]);
+    let contents = run_ok(&["contents", "GG", "--bundles", bundles]);
     assert!(
         contents.contains("I. Die Grundrechte\n  Art. 1\n"),
         "{contents}"

@@ -86,9 +86,39 @@ pub fn cited_law_index<T>(
                 .any(|f| title.len() == f.len() && title.to_lowercase() == *f)
         });
     match (found.next(), found.next()) {
+        (Some((law, _)), None) => return Some(law),
+        (Some(_), Some(_)) => return None,
+        _ => {}
+    }
+    // Declined: `des Bürgerlichen Gesetzbuchs` names the `Bürgerliches Gesetzbuch`. Word by word without
+    // declension endings, among titles of as many words and about the same length.
+    let stems = |s: &str| -> Vec<String> {
+        s.split_whitespace()
+            .map(|w| declension_stem(&w.to_lowercase()))
+            .collect()
+    };
+    let wanted = stems(words);
+    let n = wanted.len();
+    let mut found = laws.iter().enumerate().filter(|(_, l)| {
+        let title = name(l).1;
+        title.len().abs_diff(words.len()) <= 2 * n
+            && title.split_whitespace().count() == n
+            && stems(title) == wanted
+    });
+    match (found.next(), found.next()) {
         (Some((law, _)), None) => Some(law),
         _ => None,
     }
+}
+
+/// A lowercase word without one declension ending (`bürgerlichen`, `bürgerliches` → `bürgerlich`), keeping at
+/// least four bytes.
+fn declension_stem(word: &str) -> String {
+    ["es", "en", "er", "em", "e", "s", "n"]
+        .iter()
+        .find_map(|ending| word.strip_suffix(ending).filter(|stem| stem.len() >= 4))
+        .unwrap_or(word)
+        .to_string()
 }
 
 /// Shortest question word that names a law by its title (`Waffen` → `Waffengesetz`).
@@ -486,6 +516,7 @@ mod tests {
         let laws = [
             entry("InsO", "Insolvenzordnung"),
             entry("HGB", "Handelsgesetzbuch"),
+            entry("BGB", "Bürgerliches Gesetzbuch"),
             entry("SGB I", "Sozialgesetzbuch Erstes Buch"),
             entry("SGB V", "Sozialgesetzbuch Fünftes Buch"),
             entry("StVO 2013", "Straßenverkehrs-Ordnung"),
@@ -496,6 +527,8 @@ mod tests {
         assert_eq!(named("InsO"), Some("InsO"));
         assert_eq!(named("SGB V"), Some("SGB V"));
         assert_eq!(named("des Handelsgesetzbuchs"), Some("HGB"));
+        assert_eq!(named("des Bürgerlichen Gesetzbuchs"), Some("BGB"));
+        assert_eq!(named("dem Bürgerlichen Gesetzbuch"), Some("BGB"));
         assert_eq!(named("der Insolvenzordnung"), Some("InsO"));
         assert_eq!(named("StVO"), Some("StVO 2013"));
         assert_eq!(

@@ -316,6 +316,10 @@ pub struct SectionText {
     pub cites: Vec<Citation>,
     /// Sections of the same law that cite it.
     pub cited_by: Vec<SectionRef>,
+    /// Sections of the folder's other laws that cite it (filled by front ends that hold every law of a folder
+    /// of many: [`crate::federal::routing::cited_by_other_laws`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cited_by_other_laws: Vec<LawSectionRef>,
     /// The statutory definitions of other sections whose terms it uses, each once, in text order (filled by
     /// front ends that hold the law's definitions: [`definitions_used`]).
     #[serde(default)]
@@ -491,6 +495,17 @@ pub struct Absatz {
 /// A section named by designation and heading.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SectionRef {
+    /// `§ 536`.
+    pub designation: String,
+    /// Heading.
+    pub title: String,
+}
+
+/// A section of a named law.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LawSectionRef {
+    /// The law's abbreviation.
+    pub law: String,
     /// `§ 536`.
     pub designation: String,
     /// Heading.
@@ -753,6 +768,7 @@ pub fn section_text(law: &Law, index: usize) -> SectionText {
         footnotes: section.footnotes.clone(),
         cites: citations(law, index),
         cited_by: cited_by(law, index),
+        cited_by_other_laws: Vec::new(),
         definitions: Vec::new(),
         url: law.official_url(index),
     }

@@ -22,8 +22,8 @@ use paragraf_core::finder::LawNames;
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 use paragraf_core::names;
 use paragraf_core::results::{
-    self, LawCount, LawExpansion, LawName, LawSummary, ResolvedCitation, SearchResults,
-    SectionText, TableOfContents,
+    self, LawCount, LawExpansion, LawName, LawSectionRef, LawSummary, ResolvedCitation,
+    SearchResults, SectionText, TableOfContents,
 };
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::{EmbeddingBackend, TextKind};
@@ -257,7 +257,13 @@ pub struct Library {
     learning: bool,
     /// Whether searches across laws are routed by law (see [`Library::without_routing`]).
     routing: bool,
+    /// Which sections of the folder's other laws cite each section, worked out when a section of a folder of
+    /// several laws is first asked for ([`Library::cited_across`]).
+    cited_across: std::sync::OnceLock<CitedAcross>,
 }
+
+/// `(law, section index)` → the sections of other laws that cite it.
+type CitedAcross = HashMap<(String, usize), Vec<LawSectionRef>>;
 
 /// Milliseconds since `t0`.
 fn ms(t0: Instant) -> f64 {
@@ -298,6 +304,7 @@ impl Library {
             thesaurus: std::sync::OnceLock::new(),
             learning: true,
             routing: true,
+            cited_across: std::sync::OnceLock::new(),
         })
     }
 
@@ -761,6 +768,13 @@ impl Library {
             Some(i) => {
                 let mut section = results::section_text(law, i);
                 section.definitions = results::definitions_used(law, &text.definitions, i);
+                if self.manifest.laws.len() > 1 {
+                    section.cited_by_other_laws = self
+                        .cited_across()
+                        .get(&(law.abbreviation.clone(), i))
+                        .cloned()
+                        .unwrap_or_default();
+                }
                 Ok(section)
             }
             None => refuse!(
@@ -773,6 +787,49 @@ impl Library {
                     .map_or("§ 1", |(_, s)| s.designation.as_str())
             ),
         }
+    }
+
+    /// Which sections of the folder's other laws cite each section: every law of the folder read once (a law
+    /// that cannot be read is named and left out), kept for the next question.
+    fn cited_across(&self) -> &CitedAcross {
+        self.cited_across.get_or_init(|| {
+            let t0 = Instant::now();
+            let entries = &self.manifest.laws;
+            eprintln!(
+                "reading the folder's {} laws for their citations of each other …",
+                entries.len()
+            );
+            let laws: Vec<paragraf_core::Law> = entries
+                .iter()
+                .filter_map(|entry| {
+                    paragraf_bundler::manifest::read_law(&self.dir, entry)
+                        .inspect_err(|e| {
+                            eprintln!("warning: {e}; its citations of other laws are left out")
+                        })
+                        .ok()
+                })
+                .collect();
+            let refs: Vec<&paragraf_core::Law> = laws.iter().collect();
+            let cited = paragraf_core::federal::routing::cited_by_other_laws(&refs);
+            let named = |law: usize, section: usize| LawSectionRef {
+                law: laws[law].abbreviation.clone(),
+                designation: laws[law].sections[section].designation.clone(),
+                title: laws[law].sections[section].title.clone(),
+            };
+            let out: CitedAcross = cited
+                .into_iter()
+                .map(|((law, section), citing)| {
+                    let citing = citing.into_iter().map(|(l, s)| named(l, s)).collect();
+                    ((laws[law].abbreviation.clone(), section), citing)
+                })
+                .collect();
+            eprintln!(
+                "{} sections cited by other laws, in {:.1} s",
+                out.len(),
+                t0.elapsed().as_secs_f64()
+            );
+            out
+        })
     }
 
     /// What a citation string names (`§ 433 Abs. 1 S. 2 BGB`): the law after the provision, or the folder's

@@ -212,8 +212,8 @@ liefert diese Vorschrift zuerst. Treffer mit get_section vollständig lesen.",
     #[tool(
         name = "get_section",
         description = "Read one section of a German statute in full: every Absatz with its numbered sentences, \
-footnotes, the provisions it cites (same law and other laws), the sections of the same law that cite it, the \
-statutory definitions of other sections whose terms it uses (term, defining section, defining sentence), and the \
+footnotes, the provisions it cites (same law and other laws), the sections that cite it (of the same law, and \
+of the folder's other laws when it has several: the first such call reads them all), the statutory definitions of other sections whose terms it uses (term, defining section, defining sentence), and the \
 official link. Use it to verify a search_law hit or when the user names a provision (\"§ 535 BGB\" -> law \"BGB\", \
 designation \"§ 535\"). / Liest eine Vorschrift vollständig: Absätze mit Sätzen, Verweise in beide Richtungen, \
 amtlicher Link.",

@@ -200,6 +200,18 @@ pub fn render(s: &SectionText, terminal: bool) -> String {
             )
         );
     }
+    if !s.cited_by_other_laws.is_empty() {
+        let _ = writeln!(
+            out,
+            "Cited by other laws: {}",
+            list(
+                s.cited_by_other_laws
+                    .iter()
+                    .map(|c| named(&format!("{} {}", c.designation, c.law), &c.title))
+                    .collect()
+            )
+        );
+    }
     let _ = writeln!(out, "\n{}", s.url);
     out
 }

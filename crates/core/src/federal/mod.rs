@@ -632,6 +632,38 @@ mod tests {
     }
 
     #[test]
+    fn sections_of_other_laws_that_cite_a_section_are_found_by_name() {
+        let cite = |law: &str, designation: &str| crate::law::Reference {
+            span: Span::new(0..3),
+            targets: vec![crate::law::RefTarget::External {
+                law: law.into(),
+                designation: designation.into(),
+            }],
+        };
+        let mut bgb = law("BGB", &["Miete.", "Kündigung.", "Frist."]);
+        bgb.title = "Gesetzbuch".into();
+        bgb.sections[2].references = vec![cite("BGB", "§ 2")];
+        let mut sgb = law("SGB 5", &["Kasse."]);
+        sgb.title = "Sozialgesetzbuch (SGB) Fünftes Buch (V)".into();
+        let mut other = law("X", &["Eins.", "Zwei."]);
+        other.sections[0].references = vec![
+            cite("BGB", "§ 2"),
+            cite("BGB", "§ 2"),
+            cite("des Gesetzbuchs", "§ 3"),
+            cite("BGB", "§ 99"),
+            cite("SGB V", "§ 1"),
+        ];
+        other.sections[1].references = vec![cite("BGB", "§ 2"), cite("Unbekannt", "§ 1")];
+        let laws = [&bgb, &sgb, &other];
+        let by = routing::cited_by_other_laws(&laws);
+        // Once per citing section; a law citing itself, an unknown law or a missing designation: nothing.
+        assert_eq!(by[&(0, 1)], [(2, 0), (2, 1)]);
+        assert_eq!(by[&(0, 2)], [(2, 0)]);
+        assert_eq!(by[&(1, 0)], [(2, 0)]);
+        assert_eq!(by.len(), 3);
+    }
+
+    #[test]
     fn routing_puts_the_law_the_question_belongs_to_first() {
         use crate::law::{RefTarget, Reference, Span};
         use routing::{law_signals, LawKind};

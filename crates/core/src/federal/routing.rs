@@ -150,37 +150,89 @@ pub struct LawSignals {
 /// The signals of every law in `laws` (the laws' citations of each other resolved by name, as
 /// [`crate::finder::cited_law`] resolves them).
 pub fn law_signals(laws: &[&Law]) -> Vec<LawSignals> {
+    let mut citing: Vec<(usize, usize)> = cross_law_citations(laws)
+        .into_iter()
+        .map(|c| (c.cited_law, c.law))
+        .collect();
+    citing.sort_unstable();
+    citing.dedup();
+    let mut cited_by = vec![0u32; laws.len()];
+    for (to, _) in citing {
+        cited_by[to] += 1;
+    }
+    laws.iter()
+        .zip(cited_by)
+        .map(|(law, cited_by)| LawSignals {
+            kind: LawKind::of(&law.abbreviation, &law.title),
+            cited_by,
+            sections: law.active_sections().count() as u32,
+        })
+        .collect()
+}
+
+/// One law's citation of another law's provision ([`cross_law_citations`]); laws and sections are indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrossCitation<'a> {
+    /// The citing law.
+    pub law: usize,
+    /// Its citing section.
+    pub section: usize,
+    /// The cited law.
+    pub cited_law: usize,
+    /// The cited provision as printed (`§ 573`).
+    pub designation: &'a str,
+}
+
+/// Every citation in `laws` of a provision of another law among them, in law and section order; the law a
+/// citation names is resolved as [`crate::finder::cited_law`] resolves it (`SGB V` is `SGB 5`).
+pub fn cross_law_citations<'a>(laws: &[&'a Law]) -> Vec<CrossCitation<'a>> {
     let mut resolved: HashMap<&str, Option<usize>> = HashMap::new();
-    let mut citing: Vec<Vec<u32>> = vec![Vec::new(); laws.len()];
+    let mut out = Vec::new();
     for (from, law) in laws.iter().enumerate() {
-        let mut cited: Vec<usize> = Vec::new();
-        for section in &law.sections {
-            for target in section.references.iter().flat_map(|r| &r.targets) {
-                let RefTarget::External { law: named, .. } = target else {
+        for (section, s) in law.sections.iter().enumerate() {
+            for target in s.references.iter().flat_map(|r| &r.targets) {
+                let RefTarget::External {
+                    law: named,
+                    designation,
+                } = target
+                else {
                     continue;
                 };
                 let to = *resolved.entry(named.as_str()).or_insert_with(|| {
                     cited_law_index(laws, |l| (&l.abbreviation, &l.title), &book_number(named))
                 });
-                if let Some(to) = to.filter(|&to| to != from) {
-                    cited.push(to);
+                if let Some(cited_law) = to.filter(|&to| to != from) {
+                    out.push(CrossCitation {
+                        law: from,
+                        section,
+                        cited_law,
+                        designation,
+                    });
                 }
             }
         }
-        cited.sort_unstable();
-        cited.dedup();
-        for to in cited {
-            citing[to].push(from as u32);
+    }
+    out
+}
+
+/// Which sections of other laws cite each section: `(cited law, cited section)` → the citing `(law, section)`s,
+/// each once, in law and section order. A citation of a designation the cited law lacks is left out.
+pub fn cited_by_other_laws(laws: &[&Law]) -> HashMap<(usize, usize), Vec<(usize, usize)>> {
+    let mut lookups: HashMap<usize, crate::law::SectionLookup<'_>> = HashMap::new();
+    let mut out: HashMap<(usize, usize), Vec<(usize, usize)>> = HashMap::new();
+    for c in cross_law_citations(laws) {
+        let lookup = lookups
+            .entry(c.cited_law)
+            .or_insert_with(|| laws[c.cited_law].section_lookup());
+        let Some(cited) = lookup.find(c.designation) else {
+            continue;
+        };
+        let citing = out.entry((c.cited_law, cited)).or_default();
+        if citing.last() != Some(&(c.law, c.section)) {
+            citing.push((c.law, c.section));
         }
     }
-    laws.iter()
-        .zip(citing)
-        .map(|(law, by)| LawSignals {
-            kind: LawKind::of(&law.abbreviation, &law.title),
-            cited_by: by.len() as u32,
-            sections: law.active_sections().count() as u32,
-        })
-        .collect()
+    out
 }
 
 /// `SGB V` as the archive names it (`SGB 5`): statutes cite the social code's books in Roman numerals.
