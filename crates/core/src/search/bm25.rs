@@ -49,7 +49,7 @@ pub struct Bm25Dictionary {
     /// Sorted vocabulary, stored front-coded (sorted stems share long prefixes: the federal vocabulary shrinks
     /// by about a third).
     #[serde(with = "front_coded")]
-    terms: Vec<String>,
+    terms: Terms,
     /// Per term: corpus frequency before decompounding (0 for terms that only occur as compound parts).
     lexicon: Vec<u32>,
     /// Per term: number of documents containing it.
@@ -89,7 +89,7 @@ impl Bm25Dictionary {
         if self.lexicon.len() != n || self.doc_freq.len() != n {
             return fail("per-term vectors differ in length");
         }
-        if !self.terms.windows(2).all(|w| w[0] < w[1]) {
+        if !self.terms.is_strictly_sorted() {
             return fail("vocabulary not sorted");
         }
         if !self.avg_len.is_finite() || !self.params.k1.is_finite() || !self.params.b.is_finite() {
@@ -121,7 +121,7 @@ impl Bm25Dictionary {
     }
 
     fn term_id(&self, term: &str) -> Option<usize> {
-        self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()
+        self.terms.find(term)
     }
 
     /// The analysed terms of a query, as the index sees them.
@@ -192,8 +192,64 @@ impl Bm25Dictionary {
     }
 }
 
+/// A sorted vocabulary packed into one string: no allocation per term, so the 260,495 terms of the index across
+/// all laws decode as one piece in the browser, and a lookup is a binary search over the ends.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Terms {
+    text: String,
+    /// Where term `i` ends in `text` (it starts where term `i - 1` ends, or at 0).
+    ends: Vec<u32>,
+}
+
+impl Terms {
+    /// Packs `terms` (in their order).
+    pub fn new<S: AsRef<str>>(terms: &[S]) -> Self {
+        let mut packed = Terms::default();
+        for term in terms {
+            packed.text.push_str(term.as_ref());
+            packed.ends.push(packed.text.len() as u32);
+        }
+        packed
+    }
+
+    /// Number of terms.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Term `i`.
+    pub fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
+
+    /// The terms in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The index of `term`, if it is one (the terms sorted).
+    pub fn find(&self, term: &str) -> Option<usize> {
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let mid = (low + high) / 2;
+            match self.get(mid).cmp(term) {
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    fn is_strictly_sorted(&self) -> bool {
+        (1..self.len()).all(|i| self.get(i - 1) < self.get(i))
+    }
+}
+
 /// Sorted strings as (bytes shared with the previous one, the rest): `Miete, Mieter` → `(0, Miete), (5, r)`.
 mod front_coded {
+    use super::Terms;
     use serde::de::Error;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -206,14 +262,14 @@ mod front_coded {
         rests: String,
     }
 
-    pub fn serialize<S: Serializer>(terms: &[String], serializer: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(terms: &Terms, serializer: S) -> Result<S::Ok, S::Error> {
         let mut coded = Coded {
             shared: Vec::with_capacity(terms.len()),
             rest_len: Vec::with_capacity(terms.len()),
             rests: String::new(),
         };
         let mut previous = "";
-        for term in terms {
+        for term in terms.iter() {
             let mut shared = previous
                 .bytes()
                 .zip(term.bytes())
@@ -231,32 +287,42 @@ mod front_coded {
         coded.serialize(serializer)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Vec<String>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Terms, D::Error> {
         let coded = Coded::deserialize(deserializer)?;
         if coded.shared.len() != coded.rest_len.len() {
             return Err(D::Error::custom("front-coded terms: lengths differ"));
         }
-        let mut terms: Vec<String> = Vec::with_capacity(coded.shared.len());
-        let mut at = 0usize;
+        // Bytes first, checked as UTF-8 once at the end: a prefix cut inside a character leaves a byte no
+        // character can follow, so a valid whole has every term on character boundaries.
+        let mut text: Vec<u8> = Vec::with_capacity(coded.rests.len() * 2);
+        let mut ends = Vec::with_capacity(coded.shared.len());
+        let (mut at, mut previous) = (0usize, 0usize);
         for (&shared, &len) in coded.shared.iter().zip(&coded.rest_len) {
-            let previous = terms.last().map_or("", String::as_str);
+            let start = text.len();
             let end = at.saturating_add(len as usize);
-            let (Some(prefix), Some(rest)) =
-                (previous.get(..shared as usize), coded.rests.get(at..end))
-            else {
+            let (true, Some(rest)) = (
+                shared as usize <= start - previous,
+                coded.rests.as_bytes().get(at..end),
+            ) else {
                 return Err(D::Error::custom(
                     "front-coded terms: a prefix or rest out of range",
                 ));
             };
-            terms.push(format!("{prefix}{rest}"));
+            text.extend_from_within(previous..previous + shared as usize);
+            text.extend_from_slice(rest);
+            ends.push(
+                u32::try_from(text.len())
+                    .map_err(|_| D::Error::custom("front-coded terms: too long"))?,
+            );
+            previous = start;
             at = end;
         }
         if at != coded.rests.len() {
             return Err(D::Error::custom("front-coded terms: bytes left over"));
         }
-        Ok(terms)
+        let text = String::from_utf8(text)
+            .map_err(|_| D::Error::custom("front-coded terms: a prefix cut inside a character"))?;
+        Ok(Terms { text, ends })
     }
 }
 
@@ -434,7 +500,7 @@ impl Bm25Index {
             dictionary: Bm25Dictionary {
                 params,
                 analyzer,
-                terms,
+                terms: Terms::new(&terms),
                 lexicon,
                 doc_freq,
                 doc_len,
@@ -660,12 +726,14 @@ mod tests {
             .map(String::from)
             .to_vec();
         let mut coded = decoded.clone();
-        coded.terms = words.clone();
+        coded.terms = Terms::new(&words);
         coded.lexicon = vec![1; words.len()];
         coded.doc_freq = vec![1; words.len()];
         let bytes = postcard::to_allocvec(&coded).unwrap();
         let back: Bm25Dictionary = postcard::from_bytes(&bytes).unwrap();
-        assert_eq!(back.terms, words);
+        assert_eq!(back.terms.iter().collect::<Vec<_>>(), words);
+        assert_eq!(back.terms.find("mieter"), Some(2));
+        assert_eq!(back.terms.find("mietx"), None);
         assert!((1..bytes.len())
             .all(|cut| postcard::from_bytes::<Bm25Dictionary>(&bytes[..cut]).is_err()));
         // A shard the query needs but that is not loaded is named, not skipped.
