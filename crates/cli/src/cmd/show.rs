@@ -168,50 +168,33 @@ pub fn render(s: &SectionText, terminal: bool) -> String {
     for note in &s.footnotes {
         let _ = writeln!(out, "\nFootnote: {note}");
     }
-    let list = |items: Vec<String>| items.join("; ");
-    if !s.cites.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nCites: {}",
-            list(s.cites.iter().map(citation_label).collect())
-        );
-    }
-    if !s.definitions.is_empty() {
-        let _ = writeln!(
-            out,
-            "Defined terms: {}",
-            list(
-                s.definitions
-                    .iter()
-                    .map(|d| format!("{} ({})", d.term, d.defined_in.designation))
-                    .collect()
-            )
-        );
-    }
-    if !s.cited_by.is_empty() {
-        let _ = writeln!(
-            out,
-            "Cited by: {}",
-            list(
-                s.cited_by
-                    .iter()
-                    .map(|c| named(&c.designation, &c.title))
-                    .collect()
-            )
-        );
-    }
-    if !s.cited_by_other_laws.is_empty() {
-        let _ = writeln!(
-            out,
-            "Cited by other laws: {}",
-            list(
-                s.cited_by_other_laws
-                    .iter()
-                    .map(|c| named(&format!("{} {}", c.designation, c.law), &c.title))
-                    .collect()
-            )
-        );
-    }
+    let mut listed = |label: &str, items: Vec<String>| {
+        if !items.is_empty() {
+            let _ = writeln!(out, "{label}: {}", items.join("; "));
+        }
+    };
+    listed("\nCites", s.cites.iter().map(citation_label).collect());
+    listed(
+        "Defined terms",
+        s.definitions
+            .iter()
+            .map(|d| format!("{} ({})", d.term, d.defined_in.designation))
+            .collect(),
+    );
+    listed(
+        "Cited by",
+        s.cited_by
+            .iter()
+            .map(|c| named(&c.designation, &c.title))
+            .collect(),
+    );
+    listed(
+        "Cited by other laws",
+        s.cited_by_other_laws
+            .iter()
+            .map(|c| named(&format!("{} {}", c.designation, c.law), &c.title))
+            .collect(),
+    );
     let _ = writeln!(out, "\n{}", s.url);
     out
 }
