@@ -29,7 +29,7 @@ const SEED: u64 = 0x5041_5241_4752_4146;
 const MEMORY_CAP_BYTES: u64 = 2 << 30;
 /// Set in the child that runs a target's inputs, to the target's name (a test may hold several targets; the
 /// child runs only the one it was started for).
-const CHILD: &str = "PARAGRAF_FUZZ_CHILD";
+pub const CHILD: &str = "PARAGRAF_FUZZ_CHILD";
 
 /// Runs `check` over [`INPUTS`] mutations of the seeds in a memory-capped child ([`MEMORY_CAP_BYTES`]) and
 /// prints the count; `check` says whether the input was accepted. Returns how many were.

@@ -500,6 +500,9 @@ pub fn gg_bundles() -> &'static Path {
     static BUNDLES: OnceLock<PathBuf> = OnceLock::new();
     BUNDLES.get_or_init(|| {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("e2e-gg");
+        if let Some(built) = built_by_the_parent(&dir) {
+            return built;
+        }
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let xml = std::fs::read_to_string(shared("corpus/GG.xml")).unwrap();
@@ -579,6 +582,15 @@ pub fn run_parity_script(script: &str, env: &[(&str, &Path)]) -> String {
     stdout
 }
 
+/// In a fuzz test's capped child process (the test run again, `fuzz::in_capped_child`), the bundles its parent
+/// built in `dir` before it started the child: a child that built them again would delete them under the
+/// parent's other tests (which is what happened: the topics fuzz test read a half-rebuilt sample).
+fn built_by_the_parent(dir: &Path) -> Option<PathBuf> {
+    let bundles = dir.join("bundles");
+    (std::env::var_os(crate::fuzz::CHILD).is_some() && bundles.join("manifest.json").is_file())
+        .then_some(bundles)
+}
+
 /// The federal archive of the shared data.
 pub fn archive() -> PathBuf {
     shared("corpus/gii-federal-2026-04.tar.xz")
@@ -617,6 +629,9 @@ pub fn federal_sample_bundles() -> &'static Path {
     static BUNDLES: OnceLock<PathBuf> = OnceLock::new();
     BUNDLES.get_or_init(|| {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("federal-sample");
+        if let Some(built) = built_by_the_parent(&dir) {
+            return built;
+        }
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let names: Vec<&str> = federal_sample().keys().map(String::as_str).collect();
