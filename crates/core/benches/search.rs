@@ -5,6 +5,8 @@
 //! 2. Exact vs HNSW top-100 on a matrix the size of `fixed-16-4` (60,000 × 384; goal HNSW ≥ 3× faster at
 //!    recall ≥ 0.98), with HNSW build time and recall against exact.
 //! 3. BM25 query time over the real BGB sections with the dev questions (skipped when `../shared` lacks them).
+//! 4. Opening the BGB: its BM25 index built from the text (what loading did before law bundles carried it) next to
+//!    decoding a law bundle with the prebuilt index, and designations looked up one by one next to one table.
 //!
 //! The vectors are synthetic but structured like text embeddings (clusters in a low-dimensional latent space,
 //! projected and noised), since the bundles' real vectors are not an input of this crate. The paper reports
@@ -12,6 +14,8 @@
 #![allow(clippy::print_stdout)] // a benchmark prints its figures
 
 use paragraf_core::analyzer::AnalyzerConfig;
+use paragraf_core::bundle::LawBundle;
+use paragraf_core::engine::LawIndex;
 use paragraf_core::eval::Question;
 use paragraf_core::rng::SplitMix64;
 use paragraf_core::search::aggregate::{aggregate, Aggregation, UnitSections};
@@ -195,6 +199,65 @@ fn shared_dir() -> PathBuf {
     )
 }
 
+/// Median milliseconds of `runs` calls of `f`.
+fn median_ms<T>(runs: usize, mut f: impl FnMut() -> T) -> f64 {
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(f());
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    percentile(&times, 0.5)
+}
+
+fn load_bgb() {
+    let xml = shared_dir().join("corpus/BGB.xml");
+    if !xml.exists() {
+        println!("== loading: skipped ({} missing)", xml.display());
+        return;
+    }
+    let law = paragraf_corpus::parse_file(&xml).unwrap();
+    let bytes = LawBundle::new("bench", law.clone()).to_bytes();
+    let without_index = postcard::to_allocvec(&(String::from("bench"), &law))
+        .unwrap()
+        .len();
+    println!(
+        "== Opening the BGB ({} sections): law bundle {} bytes, of which the prebuilt index {} (median of 5)",
+        law.sections.len(),
+        bytes.len(),
+        bytes.len() - without_index - paragraf_core::bundle::HEADER_LEN
+    );
+    let built = median_ms(5, || LawIndex::new(law.clone()));
+    let prebuilt = median_ms(5, || {
+        LawIndex::from_bundle(LawBundle::from_bytes(&bytes).unwrap())
+    });
+    let decoded = median_ms(5, || LawBundle::from_bytes(&bytes).unwrap());
+    println!(
+        "  LawIndex with its index built from the text {built:.1} ms; from the bundle {prebuilt:.1} ms (decoding and checking the bundle alone: {decoded:.1} ms)"
+    );
+    let designations: Vec<&str> = law
+        .sections
+        .iter()
+        .map(|s| s.designation.as_str())
+        .collect();
+    let one_by_one = median_ms(5, || {
+        designations
+            .iter()
+            .filter_map(|d| law.find_section(d))
+            .count()
+    });
+    let table = median_ms(5, || {
+        let lookup = law.section_lookup();
+        designations.iter().filter_map(|d| lookup.find(d)).count()
+    });
+    println!(
+        "  {} designations found one by one {one_by_one:.1} ms, through one table {table:.1} ms",
+        designations.len()
+    );
+}
+
 fn bm25_bgb() {
     let (xml, dev) = (
         shared_dir().join("corpus/BGB.xml"),
@@ -254,10 +317,11 @@ fn main() {
     if args.iter().any(|a| a == "--bench") {
         // `cargo bench -p paragraf-core -- hnsw` runs only the parts whose name contains `hnsw`.
         let filter = args.iter().find(|a| !a.starts_with('-'));
-        let parts: [(&str, fn()); 3] = [
+        let parts: [(&str, fn()); 4] = [
             ("exact", subsection_sized),
             ("hnsw", fixed_16_4_sized),
             ("bm25", bm25_bgb),
+            ("load", load_bgb),
         ];
         for (name, part) in parts {
             if filter.is_none_or(|f| name.contains(f.as_str())) {
