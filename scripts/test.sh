@@ -27,8 +27,9 @@ cargo clippy --locked -p paragraf-web -p paragraf-worker --target wasm32-unknown
 printf '\n==> API docs, warnings denied\n'
 RUSTDOCFLAGS='-D warnings' cargo doc --locked --no-deps --workspace
 
-printf '\n==> checking that the core compiles for wasm32\n'
-cargo build --locked -p paragraf-core --target wasm32-unknown-unknown
+printf '\n==> checking that the IO-free crates compile for wasm32\n'
+cargo build --locked -p paragraf-law -p paragraf-format -p paragraf-stats -p paragraf-e5 -p paragraf-index -p paragraf-engine -p paragraf-core \
+    -p paragraf-eval --target wasm32-unknown-unknown
 printf '\n==> building the browser app (dist/, used by the end-to-end test in headless Chromium)\n'
 scripts/web_build.sh
 printf '\n==> running all tests\n'

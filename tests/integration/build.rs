@@ -2,12 +2,13 @@
 
 use crate::util::{build_args, law_prefix, run, run_ok, shared, temp_dir};
 use paragraf_bundler::chunk;
-use paragraf_core::bundle::{LawBundle, StrategyBundle, VectorStore};
-use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use paragraf_core::manifest::Listed;
-use paragraf_core::strategy::{BaseUnit, Strategy};
-use paragraf_core::Law;
 use paragraf_embed::{EmbeddingBackend, TextKind};
+use paragraf_engine::bundle::{LawBundle, StrategyBundle};
+use paragraf_engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
+use paragraf_format::strategy::{BaseUnit, Strategy};
+use paragraf_index::vectors::VectorStore;
+use paragraf_law::Law;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -344,7 +345,7 @@ fn llm_generator_is_recorded_cached_and_resumable() {
     .unwrap();
     assert!(matches!(
         bundle.producer,
-        paragraf_core::bundle::Producer::Llm { .. }
+        paragraf_engine::bundle::Producer::Llm { .. }
     ));
     // a rebuild is served entirely from the response cache
     run_ok(&args);
@@ -615,7 +616,7 @@ fn the_build_ships_query_expansion_or_records_why_not() {
     let law = paragraf_bundler::manifest::read_law(&out, &manifest.laws[0]).unwrap();
     let index = LawIndex::new(law);
     let table = index.expansion_table(&std::sync::Arc::new(read)).unwrap();
-    let expanded = paragraf_core::expansion::expand("Kirche", &table, index.bm25(), &[]);
+    let expanded = paragraf_engine::expansion::expand("Kirche", &table, index.bm25(), &[]);
     assert!(
         !expanded.is_empty(),
         "a lay word of the GG's questions is expanded"
@@ -655,7 +656,7 @@ fn the_build_ships_query_expansion_or_records_why_not() {
         let manifest = manifest_of(&out);
         assert_eq!(
             manifest.expansions,
-            Some(paragraf_core::expansion::ExpansionsEntry::Skipped {
+            Some(paragraf_engine::expansion::ExpansionsEntry::Skipped {
                 source: thesaurus.to_string(),
                 reason: why,
             })

@@ -2,7 +2,7 @@
 //! archive, the dev questions' gold sections, and clear errors for bad files.
 
 use crate::util::{run, run_measured, run_ok, shared, temp_dir};
-use paragraf_core::{Law, RefTarget};
+use paragraf_law::{Law, RefTarget};
 use std::path::Path;
 use std::sync::OnceLock;
 

@@ -578,7 +578,7 @@ fn model_bench_reports_speed_per_model_side_by_side() {
 /// tokens), never a trap.
 #[test]
 fn hostile_questions_embed_with_the_documented_truncation() {
-    use paragraf_core::encoder::TextKind;
+    use paragraf_e5::TextKind;
     let encoder = crate::util::encoder();
     let pasted = "Mietkaution zurück? ".repeat(5_000);
     assert!(pasted.len() >= 100_000);

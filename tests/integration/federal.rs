@@ -56,7 +56,7 @@ fn manifest(out: &Path) -> Manifest {
 
 /// The first law of `built` with more than one section, and its second section: a question made of that
 /// section's opening words should find it.
-fn second_section_of_a_law(out: &Path, built: &Manifest) -> (String, paragraf_core::law::Section) {
+fn second_section_of_a_law(out: &Path, built: &Manifest) -> (String, paragraf_law::Section) {
     let entry = built
         .laws
         .iter()

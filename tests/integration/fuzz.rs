@@ -4,7 +4,7 @@
 //! topics, then the finder), the learned file (then learned search in every mode), the browser's
 //! e5 model file (then embedding), the manifest, the law XML parser and the model
 //! container. Seeds are real files (the GG test bundles, the GG's XML) plus a tiny model container;
-//! mutation and the per-input work are `paragraf_core::fuzz`'s, shared with the cargo-fuzz targets for long runs.
+//! mutation and the per-input work are `paragraf_fuzz`'s, shared with the cargo-fuzz targets for long runs.
 //! Each target runs its inputs in a child process capped at 2 GiB of address space, so an input that allocates
 //! without bound aborts there and fails the target by name. Also fuzzed: the federal archive reader (tar in xz,
 //! with extension headers), the download's zip reader, law XML with hostile document types, the proxy's
@@ -12,10 +12,12 @@
 //! its inputs, so the run provably reaches past the checksums.
 
 use crate::util::{gg_bundles, shared};
-use paragraf_core::bundle::{BundleKind, StrategyBundle, VectorStore};
-use paragraf_core::fuzz::{self, Mutator};
 use paragraf_core::manifest::Manifest;
-use paragraf_core::search::hnsw::Builder;
+use paragraf_engine::bundle::StrategyBundle;
+use paragraf_format::frame::BundleKind;
+use paragraf_fuzz::{self as fuzz, Mutator};
+use paragraf_index::hnsw::Builder;
+use paragraf_index::vectors::VectorStore;
 use std::path::Path;
 use std::time::Instant;
 
@@ -183,7 +185,8 @@ fn strategy_bundles_with_index_and_search() {
 /// tens of milliseconds, and mutations near its end are what the slices' mutations already reach.
 #[test]
 fn thesaurus_files_with_expansion_and_search() {
-    use paragraf_core::expansion::{thesaurus::Thesaurus, PreparedThesaurus, ThesaurusFile};
+    use paragraf_engine::expansion::thesaurus::Thesaurus;
+    use paragraf_engine::expansion::{PreparedThesaurus, ThesaurusFile};
     let dir = gg_bundles();
     let manifest = Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
     let file = manifest
@@ -210,7 +213,7 @@ fn thesaurus_files_with_expansion_and_search() {
     run(
         "thesaurus file",
         &seeds,
-        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::expansion::MAGIC),
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_engine::expansion::MAGIC),
         |input| fuzz::thesaurus_file(input, Some(&law)),
     );
 }
@@ -242,7 +245,7 @@ fn learned_files_with_learned_search() {
     run(
         "learned file",
         &seeds,
-        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::learning::MAGIC),
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_engine::learning::MAGIC),
         |input| fuzz::learned_file(input, Some(&law)),
     );
 }
@@ -315,15 +318,15 @@ fn federal_index_files() {
 #[test]
 fn browser_model_files() {
     // The tiny model (the real file is 22 MB: 20,000 copies would take minutes, and every shape check is the same).
-    let seeds = vec![paragraf_core::encoder::file::ModelFile {
-        model: paragraf_core::models::E5_MODEL_ID.into(),
-        weights: fuzz::tiny_e5_weights().prune([5, 9]),
+    let seeds = vec![paragraf_e5::file::ModelFile {
+        model: paragraf_format::models::E5_MODEL_ID.into(),
+        weights: paragraf_e5::model::tiny_weights().prune([5, 9]),
     }
     .to_bytes()];
     run(
         "browser model file",
         &seeds,
-        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::encoder::file::MAGIC),
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_e5::file::MAGIC),
         fuzz::model_file,
     );
 }

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::util::{copy_folder, gg_bundles, run, run_ok, shared, temp_dir};
-use paragraf_core::learning::LearnedFile;
 use paragraf_core::manifest::Manifest;
+use paragraf_engine::learning::LearnedFile;
 use serde_json::Value;
 
 /// The project's own lay questions about the BGB (`tests/data`, written for Paragraf).
@@ -413,7 +413,7 @@ fn learned_dense_and_hybrid_rankers_vote_with_question_vectors() {
     assert_eq!(file.vectors[0].vectors.len(), GG_QUESTIONS.len());
     assert_eq!(
         file.provenance.licence,
-        paragraf_core::learning::GERLAYQA_LICENCE
+        paragraf_engine::learning::GERLAYQA_LICENCE
     );
     for mode in ["dense", "hybrid"] {
         let results: Value = serde_json::from_str(&run_ok(&[

@@ -7,16 +7,17 @@
 //! the real BGB `fixed-16-4` bundle with real question vectors.
 
 use crate::util::{build_args, encoder, gg_bundles, run, run_ok, shared, temp_dir};
-use paragraf_core::analyzer::AnalyzerConfig;
-use paragraf_core::bundle::{LawBundle, StrategyBundle, VectorStore};
-use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
-use paragraf_core::eval::metrics::{mean, recall_at, reciprocal_rank_at};
-use paragraf_core::eval::Question;
-use paragraf_core::search::bm25::{Bm25Index, Bm25Params};
-use paragraf_core::search::citation::cited_sections;
-use paragraf_core::search::exact::{self, QueryPrecision};
-use paragraf_core::Law;
 use paragraf_embed::{EmbeddingBackend, TextKind};
+use paragraf_engine::bundle::{LawBundle, StrategyBundle};
+use paragraf_engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
+use paragraf_eval::Question;
+use paragraf_index::bm25::{Bm25Index, Bm25Params};
+use paragraf_index::citation::cited_sections;
+use paragraf_index::exact::{self, QueryPrecision};
+use paragraf_index::vectors::VectorStore;
+use paragraf_law::analyzer::AnalyzerConfig;
+use paragraf_law::Law;
+use paragraf_stats::metrics::{mean, recall_at, reciprocal_rank_at};
 use std::sync::OnceLock;
 
 fn bgb() -> &'static Law {

@@ -6,11 +6,11 @@ use std::path::Path;
 use crate::util::{
     encoder, free_port, gg_bundles, model_path, paragraf, run, run_ok, shared, temp_dir, Proxy,
 };
-use paragraf_core::bundle::{LawBundle, StrategyBundle};
-use paragraf_core::engine::{search, LawIndex, SearchOptions, StrategyIndex};
-use paragraf_core::expansion::ThesaurusFile;
 use paragraf_core::manifest::Manifest;
 use paragraf_embed::{EmbeddingBackend, TextKind};
+use paragraf_engine::bundle::{LawBundle, StrategyBundle};
+use paragraf_engine::expansion::ThesaurusFile;
+use paragraf_engine::{search, LawIndex, SearchOptions, StrategyIndex};
 use serde_json::Value;
 
 /// Questions written for this test (the GG bundles hold the Präambel and Art. 1 to 31).

@@ -4,11 +4,10 @@
 //! browser fails the test with the command to run; screenshots land in `target/e2e-screenshots/`.
 
 use crate::util::{fake_proxy, free_port, gg_bundles, serve_static_switchable, temp_dir, Proxy};
-use paragraf_core::bundle::{LawBundle, StrategyBundle};
-use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
-use paragraf_core::expansion::ThesaurusFile;
-use paragraf_core::search::graph::cross_validated_weight;
 use paragraf_embed::{EmbeddingBackend, TextKind};
+use paragraf_engine::bundle::{LawBundle, StrategyBundle};
+use paragraf_engine::expansion::ThesaurusFile;
+use paragraf_engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -390,7 +389,7 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
                 let mut bytes = std::fs::read(bundles.join(&file)).unwrap();
                 if edit(entry, &mut bytes) {
                     entry["bytes"] = json!(bytes.len());
-                    entry["sha256"] = json!(paragraf_core::manifest::sha256_hex(&bytes));
+                    entry["sha256"] = json!(paragraf_format::digest::sha256_hex(&bytes));
                 }
                 std::fs::write(folder.join(&file), bytes).unwrap();
             }
@@ -403,7 +402,7 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         let mut bytes = std::fs::read(bundles.join(&file)).unwrap();
         if edit(expansions, &mut bytes) {
             expansions["bytes"] = json!(bytes.len());
-            expansions["sha256"] = json!(paragraf_core::manifest::sha256_hex(&bytes));
+            expansions["sha256"] = json!(paragraf_format::digest::sha256_hex(&bytes));
         }
         std::fs::write(folder.join(&file), bytes).unwrap();
         std::fs::write(folder.join("manifest.json"), listed.to_string()).unwrap();
@@ -1198,7 +1197,7 @@ fn browser_cold_start_and_retrieval_per_strategy() {
     )
     .unwrap();
     let graph_options = SearchOptions {
-        graph_weight: cross_validated_weight(Mode::Hybrid),
+        graph_weight: Mode::Hybrid.graph_weight(),
         ..options
     };
     let mut native_ms = Vec::new();
@@ -1568,12 +1567,12 @@ fn browser_encoder_vectors_equal_the_native_encoders() {
             .unwrap();
     let entry = manifest["encoder"].clone();
     let file = std::fs::read(bundles.join(entry["file"].as_str().unwrap())).unwrap();
-    let pruned = paragraf_core::encoder::file::ModelFile::from_bytes(&file)
+    let pruned = paragraf_e5::file::ModelFile::from_bytes(&file)
         .unwrap()
         .into_encoder();
     let mut questions: Vec<String> = CITIZEN_QUESTIONS.iter().map(|q| q.to_string()).collect();
     if let Some(path) = std::env::var_os("PARAGRAF_BROWSER_PARITY_QUESTIONS") {
-        let dev: Vec<paragraf_core::eval::Question> =
+        let dev: Vec<paragraf_eval::Question> =
             serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         questions.extend(dev.iter().map(|q| q.text()));
     }
@@ -1839,7 +1838,7 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
     let manifest = paragraf_bundler::manifest::load_or_new(&bundles).unwrap();
     let federal = manifest.federal.clone().expect("an index across laws");
     // The longest section of the sample whose opening words no other section shares: they find it.
-    let sections: Vec<(String, paragraf_core::law::Section)> = manifest
+    let sections: Vec<(String, paragraf_law::Section)> = manifest
         .laws
         .iter()
         .flat_map(|entry| {
@@ -1849,7 +1848,7 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    let opening = |s: &paragraf_core::law::Section| {
+    let opening = |s: &paragraf_law::Section| {
         s.text
             .split_whitespace()
             .take(14)

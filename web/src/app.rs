@@ -1,7 +1,7 @@
 //! The app shell: the shared context from the URL, the URL kept in step with it, the header and the two pages.
 
 use leptos::prelude::*;
-use paragraf_core::engine::Mode;
+use paragraf_engine::Mode;
 
 use crate::context::Ctx;
 use crate::pages::{all_laws::AllLawsPage, search::SearchPage, strategies::StrategiesPage};

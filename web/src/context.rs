@@ -5,10 +5,10 @@
 use std::rc::Rc;
 
 use leptos::prelude::*;
-use paragraf_core::api::Health;
-use paragraf_core::engine::{Mode, UnitSearch};
 use paragraf_core::finder::LawFinder;
 use paragraf_core::manifest::{EncoderEntry, Manifest};
+use paragraf_engine::{Mode, UnitSearch};
+use paragraf_format::api::Health;
 
 use crate::encoder::{self, BrowserEncoder};
 use crate::failure::Failure;
@@ -77,10 +77,10 @@ pub struct Ctx {
     pub law_finder: LocalResource<Result<Option<Rc<LawFinder>>, Failure>>,
 }
 
-/// The proxy the serving page names ([`paragraf_core::api::PROXY_META_NAME`]; `paragraf serve` writes it): `./`
+/// The proxy the serving page names ([`paragraf_format::api::PROXY_META_NAME`]; `paragraf serve` writes it): `./`
 /// for its own origin, empty for none.
 fn page_proxy() -> Option<String> {
-    let selector = format!(r#"meta[name="{}"]"#, paragraf_core::api::PROXY_META_NAME);
+    let selector = format!(r#"meta[name="{}"]"#, paragraf_format::api::PROXY_META_NAME);
     web_sys::window()?
         .document()?
         .query_selector(&selector)

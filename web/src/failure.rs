@@ -4,13 +4,13 @@
 
 use std::fmt;
 
-use paragraf_core::bundle::BundleError;
-use paragraf_core::engine::EngineError;
-use paragraf_core::expansion::ExpansionError;
 use paragraf_core::federal::files::FederalFileError;
 use paragraf_core::finder::TopicsError;
-use paragraf_core::learning::LearningError;
 use paragraf_core::manifest::ManifestError;
+use paragraf_engine::expansion::ExpansionError;
+use paragraf_engine::learning::LearningError;
+use paragraf_engine::EngineError;
+use paragraf_format::frame::BundleError;
 
 /// Which kind of bundle a failure concerns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -180,9 +180,9 @@ pub async fn sha256_hex(bytes: &[u8]) -> String {
     if let Some(subtle) = subtle {
         if let Ok(promise) = subtle.digest_with_str_and_u8_array("SHA-256", bytes) {
             if let Ok(digest) = JsFuture::from(promise).await {
-                return paragraf_core::manifest::hex(&Uint8Array::new(&digest).to_vec());
+                return paragraf_format::digest::hex(&Uint8Array::new(&digest).to_vec());
             }
         }
     }
-    paragraf_core::manifest::sha256_hex(bytes)
+    paragraf_format::digest::sha256_hex(bytes)
 }

@@ -2,8 +2,8 @@
 //! or Satz the query cites, which are a citation of another section of the same law (an in-app link), and which
 //! are a term defined elsewhere.
 
-use paragraf_core::definitions::TermUse;
-use paragraf_core::law::{RefTarget, Section};
+use paragraf_law::definitions::TermUse;
+use paragraf_law::{RefTarget, Section};
 
 /// A run of text with one look.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,7 +107,7 @@ pub fn runs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use paragraf_core::law::{Reference, Span};
+    use paragraf_law::{Reference, Span};
 
     fn section(text: &str) -> Section {
         Section {

@@ -11,23 +11,22 @@ use std::sync::Arc;
 
 use futures::future::FutureExt;
 use leptos::prelude::*;
-use paragraf_core::api::{EmbedRequest, EmbedResponse, Health, EMBED_PATH, HEALTH_PATH};
-use paragraf_core::bundle::{LawBundle, StrategyBundle};
-use paragraf_core::definitions::LawDefinitions;
-use paragraf_core::engine::{
-    self, LawIndex, Mode, SearchOptions, SearchOutcome, StrategyIndex, UnitSearch,
-};
-use paragraf_core::eval::report::Report;
-use paragraf_core::expansion::{ThesaurusEntry, ThesaurusFile};
 use paragraf_core::federal::files::{FederalHead, FederalVectors};
 use paragraf_core::finder::TopicsFile;
-use paragraf_core::law::Law;
-use paragraf_core::learning::{LearnedFile, Provenance};
 use paragraf_core::manifest::{
     self, BundleEntry, FederalEntry, LawEntry, LearnedEntry, Listed, Manifest, MANIFEST,
 };
-use paragraf_core::search::bm25::PostingShard;
-use paragraf_core::search::graph::cross_validated_weight;
+use paragraf_engine::bundle::{LawBundle, StrategyBundle};
+use paragraf_engine::expansion::{ThesaurusEntry, ThesaurusFile};
+use paragraf_engine::learning::{LearnedFile, Provenance};
+use paragraf_engine::{
+    self as engine, LawIndex, Mode, SearchOptions, SearchOutcome, StrategyIndex, UnitSearch,
+};
+use paragraf_eval::report::Report;
+use paragraf_format::api::{EmbedRequest, EmbedResponse, Health, EMBED_PATH, HEALTH_PATH};
+use paragraf_index::bm25::PostingShard;
+use paragraf_law::definitions::LawDefinitions;
+use paragraf_law::Law;
 
 use crate::encoder::BrowserEncoder;
 use crate::failure::{BundleKind, BundleProblem, Failure};
@@ -641,8 +640,8 @@ pub async fn run_search(
         // The weight cross-validation chose for the mode that runs (BM25 when there is no vector).
         graph_weight: match (graph, &vector) {
             (false, _) => 0.0,
-            (true, Some(_)) => cross_validated_weight(mode),
-            (true, None) => cross_validated_weight(Mode::Bm25),
+            (true, Some(_)) => mode.graph_weight(),
+            (true, None) => Mode::Bm25.graph_weight(),
         },
         expansion_weight: if expand {
             defaults.expansion_weight

@@ -1,7 +1,7 @@
 //! The search state that lives in the URL (`?q=&ohne=&law=&s=&mode=&syn=&graph=&lernen=&u=&vektor=`), so a search can be shared and
 //! reloaded.
 
-use paragraf_core::engine::{Mode, UnitSearch};
+use paragraf_engine::{Mode, UnitSearch};
 
 /// What the address bar says.
 #[derive(Clone, Debug, PartialEq)]

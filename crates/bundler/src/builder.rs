@@ -20,11 +20,11 @@ use crate::expansion;
 use crate::generate::Generator;
 use crate::manifest::{self, bundle_entry, law_entry};
 use files::remove_superseded;
-use paragraf_core::bundle::LawBundle;
-use paragraf_core::engine::LawIndex;
-use paragraf_core::expansion::TableParams;
-use paragraf_core::strategy::Strategy;
-use paragraf_core::Law;
+use paragraf_engine::bundle::LawBundle;
+use paragraf_engine::expansion::TableParams;
+use paragraf_engine::LawIndex;
+use paragraf_format::strategy::Strategy;
+use paragraf_law::Law;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -192,7 +192,7 @@ impl BundleFolder {
         let Some(entry) = self.manifest.law(law) else {
             return false;
         };
-        self.manifest.format_version == paragraf_core::bundle::FORMAT_VERSION
+        self.manifest.format_version == paragraf_format::frame::FORMAT_VERSION
             && entry.source_sha256.as_deref() == Some(source_sha256)
             && present(&entry.file)
             && strategies.iter().all(|s| {
@@ -244,7 +244,7 @@ pub fn build(
     let started = Instant::now();
     let out = folder.options.out.clone();
     let law_bytes = LawBundle::new(GENERATOR, law.clone()).to_bytes();
-    let stem = paragraf_core::names::file_stem(&law.abbreviation);
+    let stem = paragraf_format::names::file_stem(&law.abbreviation);
     let law_file = write_hashed(&out, &format!("{stem}.law"), &law_bytes)?;
     let mut entry = law_entry(law, &law_file, &law_bytes);
     entry.source_sha256 = source_sha256.map(str::to_string);

@@ -4,10 +4,10 @@
 //! on it counts for (`sections`). Structural chunks are exact slices of the section text, so bundles store spans
 //! instead of text; generated chunks (propositions, context prefixes) keep their own text.
 
-use paragraf_core::bundle::{Piece, Unit};
-use paragraf_core::definitions::{find_definitions, Glossary};
-use paragraf_core::strategy::{BaseUnit, Link};
-use paragraf_core::{Law, RefTarget, Section, Span};
+use paragraf_engine::bundle::{Piece, Unit};
+use paragraf_format::strategy::{BaseUnit, Link};
+use paragraf_law::definitions::{find_definitions, Glossary};
+use paragraf_law::{Law, RefTarget, Section, Span};
 
 /// One unit to index.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,7 +104,7 @@ pub fn sections(law: &Law) -> Vec<Chunk> {
 /// - [`Link::Citing`]: `Zitiert in: § 536a Schadens- und Aufwendungsersatzanspruch des Mieters wegen eines
 ///   Mangels; § 536b ...` (§ 536 BGB), the sections that cite it, in law order;
 /// - [`Link::Defined`]: `Begriffe: Verbraucher (§ 13): Verbraucher ist jede natürliche Person, ...`, the
-///   statutory definitions ([`paragraf_core::definitions`]) of terms the section uses that other sections
+///   statutory definitions ([`paragraf_law::definitions`]) of terms the section uses that other sections
 ///   define, in law order (a sentence defining two terms appears once).
 ///
 /// Repealed and empty sections are neither targets nor sources, as in the citation graph. The line goes
@@ -318,7 +318,7 @@ pub fn window_count(tokens: usize, size: usize, overlap: usize) -> usize {
 /// crossing section boundaries as in the paper; each window maps to every section it touches.
 pub fn fixed_windows(
     law: &Law,
-    tokenizer: &paragraf_core::encoder::tokenizer::Tokenizer,
+    tokenizer: &paragraf_e5::tokenizer::Tokenizer,
     size: usize,
     overlap: usize,
 ) -> Vec<Chunk> {

@@ -1,17 +1,18 @@
 //! Build side of query expansion: read the thesaurus, stem it once into the folder's thesaurus file
-//! ([`paragraf_core::expansion::ThesaurusFile`], from which every law's table is built where it is loaded), and
+//! ([`paragraf_engine::expansion::ThesaurusFile`], from which every law's table is built where it is loaded), and
 //! say plainly when there is none.
 //!
 //! Expansion is an aid, not a requirement: a missing or malformed thesaurus must not stop a build. It is reported
 //! ([`Outcome::Skipped`], logged by the caller) and recorded in the manifest, so the app knows it runs without
 //! expansion and why.
 
-use paragraf_core::analyzer::AnalyzerConfig;
-use paragraf_core::expansion::thesaurus::{Thesaurus, ThesaurusError, MAX_THESAURUS_BYTES};
-use paragraf_core::expansion::{
+use paragraf_core::manifest::Manifest;
+use paragraf_engine::expansion::thesaurus::{Thesaurus, ThesaurusError, MAX_THESAURUS_BYTES};
+use paragraf_engine::expansion::{
     ExpansionsEntry, PreparedThesaurus, TableParams, ThesaurusEntry, ThesaurusFile,
 };
-use paragraf_core::manifest::{sha256_hex, Manifest};
+use paragraf_format::digest::sha256_hex;
+use paragraf_law::analyzer::AnalyzerConfig;
 use std::io::Read;
 use std::path::Path;
 
@@ -192,7 +193,7 @@ pub enum ReadExpansionsError {
         /// The file.
         path: String,
         /// What is wrong.
-        source: paragraf_core::expansion::ExpansionError,
+        source: paragraf_engine::expansion::ExpansionError,
     },
 }
 

@@ -7,12 +7,13 @@
 use std::path::Path;
 use std::time::Instant;
 
-use paragraf_core::bundle::StrategyBundle;
 use paragraf_core::federal::files::FederalHead;
 use paragraf_core::federal::{FederalLaw, SECTION_STRATEGY};
 use paragraf_core::finder::TopicsFile;
-use paragraf_core::manifest::{sha256_hex, FederalEntry, FileEntry, VectorsEntry};
-use paragraf_core::Law;
+use paragraf_core::manifest::{FederalEntry, FileEntry, VectorsEntry};
+use paragraf_engine::bundle::StrategyBundle;
+use paragraf_format::digest::sha256_hex;
+use paragraf_law::Law;
 
 use crate::builder::files::{remove_superseded, write_hashed};
 use crate::builder::BuildError;
@@ -46,7 +47,7 @@ pub enum FederalError {
     Empty(String),
     /// The laws' bundles do not make one index (two models, a foreign bundle).
     #[error(transparent)]
-    Engine(#[from] paragraf_core::engine::EngineError),
+    Engine(#[from] paragraf_engine::EngineError),
     /// Reading the manifest or writing files failed.
     #[error(transparent)]
     Build(#[from] BuildError),

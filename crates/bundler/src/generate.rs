@@ -8,9 +8,10 @@
 
 use crate::chunk::{self, Chunk};
 use crate::lumber::BoundaryPredictor;
-use paragraf_core::bundle::{decode_framed, encode_framed, Producer};
-use paragraf_core::strategy::Strategy;
-use paragraf_core::Law;
+use paragraf_engine::bundle::Producer;
+use paragraf_format::frame::{decode_framed, encode_framed};
+use paragraf_format::strategy::Strategy;
+use paragraf_law::Law;
 use sha2::Digest;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -58,7 +59,7 @@ impl Generator {
         let generated = !matches!(
             strategy,
             Strategy::Section | Strategy::Fixed { .. } | Strategy::Linked(_)
-        ) && !matches!(strategy, Strategy::Base(b) | Strategy::Cluster(b) if b != paragraf_core::strategy::BaseUnit::Proposition);
+        ) && !matches!(strategy, Strategy::Base(b) | Strategy::Cluster(b) if b != paragraf_format::strategy::BaseUnit::Proposition);
         match self {
             _ if !generated => Producer::None,
             Generator::Builtin => Producer::Builtin {

@@ -3,7 +3,7 @@
 //! Deterministic for a given seed (k-means++ seeding from core's splitmix64 stream, Lloyd iterations in a fixed
 //! order), so a bundle can be rebuilt bit for bit; the seed is recorded in the bundle's parameters.
 
-use paragraf_core::rng::SplitMix64;
+use paragraf_stats::rng::SplitMix64;
 use rayon::prelude::*;
 
 /// k-means settings.

@@ -11,11 +11,14 @@
 use std::io::Read;
 use std::path::Path;
 
-use paragraf_core::bundle::{BundleError, LawBundle, StrategyBundle, VectorStore, FORMAT_VERSION};
-use paragraf_core::manifest::{self as contract, sha256_hex, verify_bytes, MAX_MANIFEST_BYTES};
-use paragraf_core::strategy::Strategy;
-use paragraf_core::Law;
+use paragraf_core::manifest::{self as contract, verify_bytes, MAX_MANIFEST_BYTES};
+use paragraf_engine::bundle::{LawBundle, StrategyBundle};
+use paragraf_format::digest::sha256_hex;
+use paragraf_format::frame::{BundleError, FORMAT_VERSION};
+use paragraf_format::strategy::Strategy;
 use paragraf_fs::FsError;
+use paragraf_index::vectors::VectorStore;
+use paragraf_law::Law;
 
 pub use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 

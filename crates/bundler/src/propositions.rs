@@ -12,7 +12,7 @@
 //!    `Der Verkäufer ist verpflichtet, das Eigentum zu verschaffen.` — the shared clause before the comma is
 //!    repeated, each coordinated infinitive group (`zu` + verb) becomes its own consequence.
 
-use paragraf_core::sentences::starts_list_item;
+use paragraf_law::sentences::starts_list_item;
 
 /// Version of these rules, recorded in bundles built with them.
 pub const RULES_VERSION: u32 = 1;

@@ -6,7 +6,7 @@
 //! `branching` nodes remain: those are the roots where query routing starts.
 
 use crate::kmeans::{cluster, mean_direction, KMeans};
-use paragraf_core::bundle::SummaryNode;
+use paragraf_index::raptor::SummaryNode;
 
 /// Tree settings.
 #[derive(Clone, Copy, Debug)]
@@ -108,7 +108,7 @@ pub fn build(
 mod tests {
     use super::*;
     use crate::kmeans::normalize;
-    use paragraf_core::rng::SplitMix64;
+    use paragraf_stats::rng::SplitMix64;
 
     struct Mean;
     impl Summarizer for Mean {

@@ -1,8 +1,8 @@
 //! The reference-aware strategies on the real BGB: what each adds to a section and where.
 
 use paragraf_bundler::chunk::{linked_sections, sections, Chunk};
-use paragraf_core::strategy::Link;
-use paragraf_core::Law;
+use paragraf_format::strategy::Link;
+use paragraf_law::Law;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 

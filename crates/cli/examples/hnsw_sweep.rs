@@ -8,14 +8,15 @@
 //! cargo run --release -p paragraf --example hnsw_sweep -- <bundle folder> [strategy] [questions]
 #![allow(clippy::print_stdout)] // a benchmark prints its figures
 use paragraf_bundler::manifest::{load_or_new, read_law, read_strategy};
-use paragraf_core::bundle::{StrategyBundle, VectorStore};
-use paragraf_core::engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
-use paragraf_core::eval::Question;
-use paragraf_core::search::exact::{self, QueryPrecision};
-use paragraf_core::search::hnsw::Builder;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::e5;
 use paragraf_embed::{EmbeddingBackend, TextKind};
+use paragraf_engine::bundle::StrategyBundle;
+use paragraf_engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
+use paragraf_eval::Question;
+use paragraf_index::exact::{self, QueryPrecision};
+use paragraf_index::hnsw::Builder;
+use paragraf_index::vectors::VectorStore;
 use std::path::PathBuf;
 use std::time::Instant;
 

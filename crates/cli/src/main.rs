@@ -127,7 +127,7 @@ fn exit_code(error: &anyhow::Error) -> i32 {
                             | paragraf_corpus::archive::ArchiveError::Bomb { .. }
                     )
                 })
-            || cause.is::<paragraf_core::bundle::BundleError>()
+            || cause.is::<paragraf_format::frame::BundleError>()
             || cause.is::<paragraf_core::manifest::ManifestError>()
             || cause
                 .downcast_ref::<paragraf_bundler::manifest::ManifestError>()
@@ -135,10 +135,10 @@ fn exit_code(error: &anyhow::Error) -> i32 {
             || cause
                 .downcast_ref::<paragraf_bundler::federal::FederalError>()
                 .is_some_and(|e| e.is_bad_data())
-            || cause.is::<paragraf_core::eval::report::ReportError>()
-            || cause.is::<paragraf_core::learning::LearningError>()
-            || cause.is::<paragraf_core::names::NameError>()
-            || cause.is::<paragraf_core::strategy::UnknownStrategy>()
+            || cause.is::<paragraf_eval::report::ReportError>()
+            || cause.is::<paragraf_engine::learning::LearningError>()
+            || cause.is::<paragraf_format::names::NameError>()
+            || cause.is::<paragraf_format::strategy::UnknownStrategy>()
             || cause.is::<serde_json::Error>()
             || cause.is::<paragraf_proxy::ConfigError>()
             || cause

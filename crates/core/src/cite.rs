@@ -3,13 +3,13 @@
 //! instead. Lawyers cite down to the Satz; a tool that answers with the whole section makes them look again.
 //!
 //! Parsing reuses the statute citation parser ([`find_citations`]); a citation query in a search
-//! ([`crate::search::citation`]) finds whole sections, this narrows to the Absatz and Satz asked for.
+//! ([`paragraf_index::citation`]) finds whole sections, this narrows to the Absatz and Satz asked for.
 
-use crate::citations::{find_citations, Citation, LawRef, Marker};
-use crate::law::Law;
-use crate::names::echo;
 use crate::results::{section_text, Provision, SectionText};
-use crate::search::citation::MAX_RANGE_SECTIONS;
+use paragraf_format::names::echo;
+use paragraf_index::citation::MAX_RANGE_SECTIONS;
+use paragraf_law::citations::{find_citations, Citation, LawRef, Marker};
+use paragraf_law::Law;
 
 /// Why a citation names no text.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -18,11 +18,11 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analyzer::AnalyzerConfig;
-use crate::bundle::{decode_framed, encode_framed, BundleError};
-use crate::law::Law;
 use crate::manifest::LawEntry;
-use crate::search::bm25::{Bm25Index, Bm25Params};
+use paragraf_format::frame::{decode_framed, encode_framed, BundleError};
+use paragraf_index::bm25::{Bm25Index, Bm25Params};
+use paragraf_law::analyzer::AnalyzerConfig;
+use paragraf_law::Law;
 
 /// The law a citation names (`§ 15a InsO`, `§ 1 des Handelsgesetzbuchs`), among `laws`: an abbreviation as
 /// printed (or the one law with it and a year: `StVO` is `StVO 2013`), else a title that the words name exactly once (articles and a genitive `s`/`es` left out). `None` when
@@ -661,7 +661,7 @@ mod tests {
 
     #[test]
     fn topics_are_headings_once_and_bounded() {
-        use crate::law::{Section, StructureNode};
+        use paragraf_law::{Section, StructureNode};
         let node = |code: &str, title: &str| StructureNode {
             code: code.into(),
             designation: String::new(),

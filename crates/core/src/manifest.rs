@@ -7,13 +7,13 @@
 //! tools may add to it.
 
 use serde::{Deserialize, Serialize};
-use sha2::Digest;
 
-use crate::bundle::{Producer, StrategyBundle};
-use crate::expansion::ExpansionsEntry;
-use crate::law::Law;
-use crate::names::{self, NameError};
-use crate::strategy::Strategy;
+use paragraf_engine::bundle::{Producer, StrategyBundle};
+use paragraf_engine::expansion::ExpansionsEntry;
+use paragraf_format::digest::sha256_hex;
+use paragraf_format::names::{self, NameError};
+use paragraf_format::strategy::Strategy;
+use paragraf_law::Law;
 
 /// The manifest's file name.
 pub const MANIFEST: &str = "manifest.json";
@@ -78,12 +78,12 @@ pub struct Manifest {
     /// The index across all its laws ([`crate::federal::files`]), when `paragraf federal` wrote one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub federal: Option<FederalEntry>,
-    /// What `paragraf learn` learned from labelled questions ([`crate::learning`]), when it ran on this folder.
+    /// What `paragraf learn` learned from labelled questions ([`paragraf_engine::learning`]), when it ran on this folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learned: Option<LearnedEntry>,
 }
 
-/// The learned file of a folder ([`crate::learning::LearnedFile`]) and what a front end says about it before
+/// The learned file of a folder ([`paragraf_engine::learning::LearnedFile`]) and what a front end says about it before
 /// loading it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LearnedEntry {
@@ -108,7 +108,7 @@ pub struct LearnedRouting {
     /// The weights a search across the folder's laws routes with.
     pub weights: crate::federal::routing::RoutingWeights,
     /// The cross-validation on the learned questions among all laws (Recall@10 routed without → with learning).
-    pub cv: crate::learning::CvFigures,
+    pub cv: paragraf_engine::learning::CvFigures,
 }
 
 /// A file the manifest lists by name, size and hash.
@@ -161,7 +161,7 @@ pub struct VectorsEntry {
     pub file: FileEntry,
 }
 
-/// The browser's model file ([`crate::encoder::file`]): what lets the app embed questions with no server.
+/// The browser's model file ([`paragraf_e5::file`]): what lets the app embed questions with no server.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EncoderEntry {
     /// The model id its vectors belong to; must equal the bundles' model.
@@ -316,18 +316,8 @@ listed_by_fields!(
     EncoderEntry,
     LawEntry,
     BundleEntry,
-    crate::expansion::ThesaurusEntry
+    paragraf_engine::expansion::ThesaurusEntry
 );
-
-/// Lower-case hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&sha2::Sha256::digest(bytes))
-}
-
-/// Lower-case hex of `bytes` (digests as the manifest and file names spell them).
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// Checks that `bytes` are the file the manifest lists (size, then SHA-256): call before decoding a bundle.
 pub fn verify_bytes(
@@ -538,6 +528,46 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use paragraf_engine::expansion::ExpansionsEntry;
+
+    #[test]
+    fn the_manifest_records_the_file_or_why_there_is_none() {
+        let skipped = ExpansionsEntry::Skipped {
+            source: "/nope/openthesaurus.txt".into(),
+            reason: "not found".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&skipped).unwrap(),
+            r#"{"status":"skipped","source":"/nope/openthesaurus.txt","reason":"not found"}"#
+        );
+        let folder = |expansions: &str| {
+            format!(
+                r#"{{"laws":[{{"law":"BGB","title":"t","slug":"bgb","file":"BGB.law.a.pgb","bytes":1,"sha256":""}}],"bundles":[],"expansions":{expansions}}}"#
+            )
+        };
+        let built = folder(
+            r#"{"status":"built","file":"thesaurus.b.pgb","bytes":3,"sha256":"","source":"s","terms":2}"#,
+        );
+        let manifest = Manifest::parse(built.as_bytes()).unwrap();
+        assert_eq!(
+            manifest.files().collect::<Vec<_>>(),
+            ["BGB.law.a.pgb", "thesaurus.b.pgb"]
+        );
+        let unsafe_name = folder(
+            r#"{"status":"built","file":"../x","bytes":3,"sha256":"","source":"s","terms":2}"#,
+        );
+        assert!(Manifest::parse(unsafe_name.as_bytes()).is_err());
+        // A law's own table of the older layout is listed (so that a build deletes it), checked, never written.
+        let old = r#"{"laws":[{"law":"BGB","title":"t","slug":"bgb","file":"BGB.law.a.pgb","bytes":1,"sha256":"","expansions":{"status":"built","file":"BGB.exp.c.pgb","bytes":3,"sha256":"","source":"s","terms":2}}],"bundles":[]}"#;
+        let manifest = Manifest::parse(old.as_bytes()).unwrap();
+        assert_eq!(
+            manifest.files().collect::<Vec<_>>(),
+            ["BGB.law.a.pgb", "BGB.exp.c.pgb"]
+        );
+        assert!(!manifest.to_json().contains("BGB.exp"));
+        let unsafe_old = old.replace("BGB.exp.c.pgb", "../y");
+        assert!(Manifest::parse(unsafe_old.as_bytes()).is_err());
+    }
 
     // The law entry still has the `topics` older builds wrote there: unknown fields are ignored.
     const SAMPLE: &str = r#"{"generator":"x","format_version":2,"laws":[{"law":"GG","title":"Grundgesetz","slug":"gg","build_date":"d","sections":1,"topics":["Grundrechte"],"file":"GG.law.abc.pgb","bytes":5,"sha256":""}],
@@ -601,7 +631,7 @@ mod tests {
             model: "m".into(),
             params: vec![],
             units: vec![],
-            vectors: crate::bundle::VectorStore::F32 {
+            vectors: paragraf_index::vectors::VectorStore::F32 {
                 dim: 1,
                 values: vec![],
             },

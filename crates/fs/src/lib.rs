@@ -9,7 +9,7 @@
 //!   block the reader forever (opening one waits for a writer), a device never ends: both are refused by their
 //!   kind before they are opened.
 //! * [`join_name`]: a name that comes from data or a user (a law abbreviation, a manifest entry) becomes a path
-//!   only after [`paragraf_core::names`] accepts it, so it cannot leave the folder it is joined to.
+//!   only after [`paragraf_format::names`] accepts it, so it cannot leave the folder it is joined to.
 //!
 //! Why a crate of its own: the corpus fetcher, the bundler, the embedding cache and the model fetcher all write
 //! files; before, each had its own rename routine and only two synced. Core stays IO-free, so the rules live here.
@@ -17,7 +17,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use paragraf_core::names::{self, NameError};
+use paragraf_format::names::{self, NameError};
 
 /// What went wrong, with the path it concerns.
 #[derive(Debug, thiserror::Error)]

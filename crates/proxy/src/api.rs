@@ -1,14 +1,14 @@
 //! Parsing and validating `POST /v1/embed` bodies.
 //!
 //! The wire format itself (request, the four answer shapes, `/health`, int8 quantisation) is
-//! [`paragraf_core::api`], shared with the browser; what this proxy accepts (limits, precise refusals) is here.
+//! [`paragraf_format::api`], shared with the browser; what this proxy accepts (limits, precise refusals) is here.
 //!
 //! The body is parsed by hand rather than with axum's `Json` extractor so that every refusal is a JSON error
 //! with a precise message: non-UTF-8 bytes, malformed JSON (400) and well-formed but unacceptable input (422)
 //! are told apart.
 
 use axum::http::StatusCode;
-use paragraf_core::api::{self, Format};
+use paragraf_format::api::{self, Format};
 
 use crate::error::ApiError;
 

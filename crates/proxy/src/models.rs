@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use axum::http::StatusCode;
-use paragraf_core::api::ModelInfo;
 use paragraf_embed::EmbeddingBackend;
+use paragraf_format::api::ModelInfo;
 
 use crate::cache::VectorCache;
 use crate::embedder::Embedder;

@@ -33,7 +33,7 @@ use crate::error::{ApiError, ServeError};
 use crate::limit::{client_key, Gate, LogThrottle, RateLimiter, REFUSAL_LOG_INTERVAL};
 use crate::models::{check_models, Served};
 use crate::site::Site;
-use paragraf_core::api::{EmbedResponse, Health, Payload, EMBED_PATH, HEALTH_PATH};
+use paragraf_format::api::{EmbedResponse, Health, Payload, EMBED_PATH, HEALTH_PATH};
 
 /// Version reported by `/health`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -46,7 +46,7 @@ pub const BUNDLES_PREFIX: &str = "bundles";
 pub struct Site {
     root: PathBuf,
     bundles: Option<PathBuf>,
-    /// The meta element put into `index.html` ([`paragraf_core::api::PROXY_META_NAME`]).
+    /// The meta element put into `index.html` ([`paragraf_format::api::PROXY_META_NAME`]).
     meta: String,
     compressed: Mutex<CompressedCache>,
     /// Compression runs on the blocking pool, at most this many at once.
@@ -85,7 +85,7 @@ impl Site {
             bundles,
             meta: format!(
                 r#"<meta name="{}" content="{content}">"#,
-                paragraf_core::api::PROXY_META_NAME
+                paragraf_format::api::PROXY_META_NAME
             ),
             compressed: Mutex::new(CompressedCache::new(config.compressed_cache_bytes)),
             compressing: Semaphore::new(max_concurrency.max(1)),
@@ -149,7 +149,7 @@ impl Site {
             ApiError::new(
                 StatusCode::NOT_FOUND,
                 "not_found",
-                format!("no file {} here", paragraf_core::names::echo(url_path)),
+                format!("no file {} here", paragraf_format::names::echo(url_path)),
             )
         };
         let resolved = tokio::fs::canonicalize(&path)
@@ -161,7 +161,7 @@ impl Site {
                 "outside_folder",
                 format!(
                     "{} is a link out of the served folder: refused",
-                    paragraf_core::names::echo(url_path)
+                    paragraf_format::names::echo(url_path)
                 ),
             ));
         }
@@ -177,7 +177,7 @@ impl Site {
                     "not_a_file",
                     format!(
                         "{} is not a regular file: refused",
-                        paragraf_core::names::echo(url_path)
+                        paragraf_format::names::echo(url_path)
                     ),
                 )
             });
@@ -333,7 +333,10 @@ fn unreadable(url_path: &str, error: &std::io::Error) -> ApiError {
     ApiError::new(
         StatusCode::INTERNAL_SERVER_ERROR,
         "unreadable",
-        format!("{} could not be read", paragraf_core::names::echo(url_path)),
+        format!(
+            "{} could not be read",
+            paragraf_format::names::echo(url_path)
+        ),
     )
 }
 
@@ -365,7 +368,7 @@ fn checked_segments(url_path: &str) -> Result<Vec<String>, ApiError> {
             "bad_path",
             format!(
                 "the path {} is refused: {why}",
-                paragraf_core::names::echo(url_path)
+                paragraf_format::names::echo(url_path)
             ),
         )
     };

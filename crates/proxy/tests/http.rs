@@ -363,7 +363,7 @@ async fn serves_every_model_it_lists_and_names_them_when_refusing() {
         health["models"],
         serde_json::json!([{"model": "test/fake@1", "dim": DIM}, {"model": "test/wide@6", "dim": WIDE_DIM}])
     );
-    let health: paragraf_core::api::Health = serde_json::from_value(health).unwrap();
+    let health: paragraf_format::api::Health = serde_json::from_value(health).unwrap();
     assert_eq!(health.served_ids(), ["test/fake@1", "test/wide@6"]);
 
     // Each model answers with its own id, width and vectors; no "model" means the default.

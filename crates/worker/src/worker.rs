@@ -1,14 +1,14 @@
-//! The Web Worker that runs the e5 query encoder ([`paragraf_core::encoder`]), so that embedding a long question
+//! The Web Worker that runs the e5 query encoder ([`paragraf_e5`]), so that embedding a long question
 //! (about a second) never stalls typing or scrolling on the page. It verifies the model file against its
 //! manifest entry itself, so the page never hashes 20 MB on its main thread either.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use paragraf_core::encoder::e5::E5Encoder;
-use paragraf_core::encoder::file::ModelFile;
-use paragraf_core::encoder::TextKind;
 use paragraf_core::manifest::{EncoderEntry, Listed};
+use paragraf_e5::file::ModelFile;
+use paragraf_e5::model::E5Encoder;
+use paragraf_e5::TextKind;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};

@@ -2,8 +2,8 @@
 //! vector is computed, proxy address.
 
 use leptos::prelude::*;
-use paragraf_core::engine::{Mode, UnitSearch};
-use paragraf_core::strategy::Strategy;
+use paragraf_engine::{Mode, UnitSearch};
+use paragraf_format::strategy::Strategy;
 
 use crate::components::law_picker::LawPicker;
 use crate::components::results::NO_VECTORS;

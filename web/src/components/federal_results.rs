@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use leptos::prelude::*;
-use paragraf_core::law::Law;
 use paragraf_core::results::LawCount;
+use paragraf_law::Law;
 
 use crate::components::results::{mode_label, vector_note};
 use crate::context::Ctx;

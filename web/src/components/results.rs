@@ -3,15 +3,15 @@
 use std::rc::Rc;
 
 use leptos::prelude::*;
-use paragraf_core::engine::{Mode, SearchOutcome, SectionHit, UnitRoute};
+use paragraf_engine::{Mode, SearchOutcome, SectionHit, UnitRoute};
 
 use crate::context::Ctx;
 use crate::highlight::runs;
 use crate::load::{Embedded, Outcome, VectorSource};
 use crate::state::UrlState;
-use paragraf_core::definitions::Definition;
-use paragraf_core::learning::{Provenance, GERLAYQA_LICENCE};
 use paragraf_core::results::{citations, cited_by, hit_spans, Citation, MAX_HIT_CITATIONS};
+use paragraf_engine::learning::{Provenance, GERLAYQA_LICENCE};
+use paragraf_law::definitions::Definition;
 
 /// Said of a law built without strategy bundles (`--strategies none`): BM25 over its sections is all there is.
 pub const NO_VECTORS: &str = "keine Vektoren gebaut";
@@ -202,7 +202,7 @@ fn Expansions(outcome: Rc<Outcome>) -> impl IntoView {
 }
 
 /// The official page of a section on gesetze-im-internet.de.
-fn official_url(law: &paragraf_core::Law, index: usize) -> String {
+fn official_url(law: &paragraf_law::Law, index: usize) -> String {
     law.official_url(index)
 }
 
@@ -412,7 +412,7 @@ const DEFINITION_CHARS: usize = 400;
 /// a popover with a link to the defining section.
 fn defined_term(
     ctx: Ctx,
-    law: &paragraf_core::Law,
+    law: &paragraf_law::Law,
     definition: &Definition,
     id: String,
     text: String,

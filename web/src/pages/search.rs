@@ -72,7 +72,7 @@ pub fn SearchPage() -> impl IntoView {
             });
             let ready = format!("Bereit: {law} ({sections} Paragrafen/Artikel), {strategy}");
             // A model used under terms of its own (EmbeddingGemma: the Gemma Terms of Use) links them here.
-            let terms = model.as_deref().and_then(paragraf_core::models::terms).map(|terms| {
+            let terms = model.as_deref().and_then(paragraf_format::models::terms).map(|terms| {
                 view! {
                     " ("
                     <a id="model-terms" href=terms.url target="_blank" rel="noopener">{terms.name}</a>

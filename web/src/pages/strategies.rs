@@ -2,8 +2,8 @@
 //! `paragraf eval`) as bar charts, and every strategy's one-line description.
 
 use leptos::prelude::*;
-use paragraf_core::eval::report::Row;
-use paragraf_core::strategy::Strategy;
+use paragraf_eval::report::Row;
+use paragraf_format::strategy::Strategy;
 
 use crate::components::errors::ErrorList;
 use crate::context::Ctx;

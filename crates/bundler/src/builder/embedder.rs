@@ -6,7 +6,7 @@
 //! text. Misses are sorted by length and sent in batches of about 8k tokens, which wastes less padding.
 
 use super::BuildError;
-use paragraf_core::encoder::tokenizer::Tokenizer;
+use paragraf_e5::tokenizer::Tokenizer;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::{EmbeddingBackend, TextKind};

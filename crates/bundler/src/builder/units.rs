@@ -10,11 +10,13 @@ use crate::generate::Generator;
 use crate::kmeans::{cluster, KMeans};
 use crate::lumber::{lumber, SimilarityDrop};
 use crate::raptor::{self, RaptorSettings, Summarizer};
-use paragraf_core::bundle::{Piece, RaptorTree, StrategyBundle, Unit, VectorStore};
-use paragraf_core::search::hnsw::Builder;
-use paragraf_core::strategy::{BaseUnit, Strategy};
-use paragraf_core::vectors::Int8Vectors;
-use paragraf_core::Law;
+use paragraf_engine::bundle::{Piece, StrategyBundle, Unit};
+use paragraf_format::strategy::{BaseUnit, Strategy};
+use paragraf_index::hnsw::Builder;
+use paragraf_index::raptor::RaptorTree;
+use paragraf_index::vectors::Int8Vectors;
+use paragraf_index::vectors::VectorStore;
+use paragraf_law::Law;
 
 /// Chunks, embeds and assembles one strategy.
 pub fn build_strategy(

@@ -8,7 +8,6 @@ use paragraf_bundler::builder::{
     build, BuildOptions, BuildReport, BundleFolder, Embedder, Precision,
 };
 use paragraf_bundler::generate::{Generator, LlmClient, LlmConfig};
-use paragraf_core::strategy::parse_strategy_list;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::container::Container;
@@ -18,6 +17,7 @@ use paragraf_embed::gemma::DocumentTitle;
 use paragraf_embed::http::HttpConfig;
 use paragraf_embed::model::resolve_model_path;
 use paragraf_embed::EmbeddingBackend;
+use paragraf_format::strategy::parse_strategy_list;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -402,7 +402,7 @@ impl LawList {
             spec.split(',').map(|n| n.trim().to_string()).collect()
         };
         for name in &names {
-            paragraf_core::names::check_law_abbreviation(name)
+            paragraf_format::names::check_law_abbreviation(name)
                 .with_context(|| format!("--laws {spec}"))?;
         }
         if names.is_empty() {
@@ -427,7 +427,7 @@ struct Many<'a> {
     source: &'a Path,
     wanted: &'a LawList,
     rebuild: bool,
-    strategies: &'a [paragraf_core::strategy::Strategy],
+    strategies: &'a [paragraf_format::strategy::Strategy],
     model: String,
 }
 
@@ -583,7 +583,7 @@ impl Many<'_> {
     #[allow(clippy::too_many_arguments)]
     fn one(
         &self,
-        law: &paragraf_core::Law,
+        law: &paragraf_law::Law,
         path: &str,
         sha256: &str,
         stems: &mut std::collections::HashMap<String, String>,
@@ -593,10 +593,10 @@ impl Many<'_> {
         folder: &mut BundleFolder,
     ) -> std::result::Result<Option<BuildReport>, Skip> {
         let name = &law.abbreviation;
-        paragraf_core::names::check_law_abbreviation(name)
+        paragraf_format::names::check_law_abbreviation(name)
             .map_err(|e| Skip::Law(format!("{path}: {e}")))?;
         // Two laws whose abbreviations map to one file name would overwrite each other's bundles.
-        let stem = paragraf_core::names::file_stem(name);
+        let stem = paragraf_format::names::file_stem(name);
         if let Some(first) = stems.get(&stem) {
             return Err(Skip::Law(format!(
                 "{path}: {name} has the file name {stem} of {first}, built before it"

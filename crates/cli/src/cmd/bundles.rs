@@ -77,9 +77,9 @@ pub fn run(args: BundlesArgs) -> Result<()> {
                 format!("{}{ratio:.0}x", if at_least { "≥" } else { "" })
             });
         let producer = match &b.producer {
-            paragraf_core::bundle::Producer::None => "none".to_string(),
-            paragraf_core::bundle::Producer::Builtin { version } => format!("builtin v{version}"),
-            paragraf_core::bundle::Producer::Llm { model, .. } => format!("llm {model}"),
+            paragraf_engine::bundle::Producer::None => "none".to_string(),
+            paragraf_engine::bundle::Producer::Builtin { version } => format!("builtin v{version}"),
+            paragraf_engine::bundle::Producer::Llm { model, .. } => format!("llm {model}"),
         };
         println!(
             "{:<24} {:>8} {:>11} {:>11} {:>8} {:>9.0} {:>19}  {:<10} {}",

@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use paragraf_core::{Law, RefTarget};
+use paragraf_law::{Law, RefTarget};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -111,12 +111,15 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
             let slug = slug.trim().trim_matches('/').to_lowercase();
             let (xml, law) = paragraf_corpus::fetch_law(&base_url, &slug)?;
             // The file is named after the XML's own `jurabk`: data, so checked and made a plain file name.
-            paragraf_core::names::check_law_abbreviation(&law.abbreviation).with_context(|| {
+            paragraf_format::names::check_law_abbreviation(&law.abbreviation).with_context(|| {
                 format!("{base_url}/{slug}/xml.zip holds a law whose abbreviation (jurabk) cannot name a file; nothing was stored")
             })?;
             std::fs::create_dir_all(&dir.corpus_dir)
                 .with_context(|| format!("cannot create {}", dir.corpus_dir.display()))?;
-            let name = format!("{}.xml", paragraf_core::names::file_stem(&law.abbreviation));
+            let name = format!(
+                "{}.xml",
+                paragraf_format::names::file_stem(&law.abbreviation)
+            );
             let path = paragraf_fs::join_name(&dir.corpus_dir, &name)?;
             // Two laws can share an abbreviation (and so a file name): never replace one with the other unasked.
             if !force && path.exists() {
@@ -180,7 +183,7 @@ fn resolve_law_path(law: &str, dir: &Path) -> Result<PathBuf> {
     // `corpus fetch` stores a law as `file_stem(abbreviation).xml`; plain abbreviations (`BGB`) are their own stem.
     let wanted = format!(
         "{}.xml",
-        paragraf_core::names::file_stem(law).to_lowercase()
+        paragraf_format::names::file_stem(law).to_lowercase()
     );
     let found = std::fs::read_dir(dir).ok().and_then(|entries| {
         entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {

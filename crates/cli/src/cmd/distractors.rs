@@ -9,23 +9,23 @@
 use anyhow::{Context, Result};
 
 use crate::cmd::library::refuse;
-use paragraf_core::bundle::StrategyBundle;
-use paragraf_core::engine::LawIndex;
-use paragraf_core::engine::{Mode, SearchOptions};
-use paragraf_core::eval::gold::{GoldWarning, LawGold};
-use paragraf_core::eval::metrics::recall_at;
-use paragraf_core::eval::stats::{bootstrap_ci, paired_permutation_test};
-use paragraf_core::eval::Question;
 use paragraf_core::federal::files::{FederalHead, SHARD_BYTES};
 use paragraf_core::federal::learned::{self, AmongQuestion};
 use paragraf_core::federal::routing::{self, Example, Features, RoutingWeights};
 use paragraf_core::federal::{
     FederalHit, FederalIndex, FederalLaw, FirstStage, LearnedLaw, SECTION_STRATEGY,
 };
-use paragraf_core::learning::fit::{Labelled, ModelVectors};
-use paragraf_core::learning::question_hash;
 use paragraf_core::manifest::MANIFEST;
-use paragraf_core::Law;
+use paragraf_engine::bundle::StrategyBundle;
+use paragraf_engine::learning::fit::{Labelled, ModelVectors};
+use paragraf_engine::learning::question_hash;
+use paragraf_engine::LawIndex;
+use paragraf_engine::{Mode, SearchOptions};
+use paragraf_eval::gold::{GoldWarning, LawGold};
+use paragraf_eval::Question;
+use paragraf_law::Law;
+use paragraf_stats::metrics::recall_at;
+use paragraf_stats::stats::{bootstrap_ci, paired_permutation_test};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
@@ -288,7 +288,7 @@ pub fn run(
         let agreement_first: Vec<bool> = (0..texts.len())
             .map(|q| signal_first(q, |f| f.agreement))
             .collect();
-        let top = |docs: Vec<paragraf_core::search::Hit>| among.hits(docs);
+        let top = |docs: Vec<paragraf_index::Hit>| among.hits(docs);
         let unrouted: Vec<Vec<FederalHit>> = features
             .iter()
             .map(|f| top(routing::routed(f, &RoutingWeights::UNROUTED, 10)))

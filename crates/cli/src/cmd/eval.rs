@@ -7,7 +7,7 @@
 //! `recall10.tsv` (Recall@10 per question and run, to compare runs of other bundle folders question by question).
 //!
 //! The harness itself (gold mapping, evaluation, significance, the report's format) is pure and lives in
-//! [`paragraf_core::eval`]; this module reads the files, embeds the questions, shows progress and renders.
+//! [`paragraf_eval`]; this module reads the files, embeds the questions, shows progress and renders.
 
 use crate::cmd::chart::{bar_chart, Bar};
 use crate::cmd::distractors::{AmongLearning, Routing};
@@ -15,21 +15,21 @@ use crate::cmd::library::{refuse, Refusal};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use paragraf_core::engine::{LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
-use paragraf_core::eval::gold::Gold;
-use paragraf_core::eval::harness::{evaluate, significance, Evaluation, Queries, Settings};
-use paragraf_core::eval::report::{Report, Row};
-use paragraf_core::eval::Question;
-use paragraf_core::expansion::{expand, expanded_text, mix_vectors};
 use paragraf_core::federal::routing::RoutingWeights;
-use paragraf_core::question::clean_question;
-use paragraf_core::search::aggregate::Aggregation;
-use paragraf_core::strategy::parse_strategy_list;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::e5::LongTextPolicy;
 use paragraf_embed::gemma::DocumentTitle;
 use paragraf_embed::TextKind;
+use paragraf_engine::expansion::{expand, expanded_text, mix_vectors};
+use paragraf_engine::{LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
+use paragraf_eval::gold::Gold;
+use paragraf_eval::harness::{evaluate, significance, Evaluation, Queries, Settings};
+use paragraf_eval::question::clean_question;
+use paragraf_eval::report::{Report, Row};
+use paragraf_eval::Question;
+use paragraf_format::strategy::parse_strategy_list;
+use paragraf_index::aggregate::Aggregation;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -71,7 +71,7 @@ pub struct EvalArgs {
     /// weight equal to --bm25-weight) in `fusion-cv.md`.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     dense_weight: Vec<f32>,
-    /// Remove greetings, closings/signatures and links from the questions first (see `paragraf_core::question`).
+    /// Remove greetings, closings/signatures and links from the questions first (see `paragraf_eval::question`).
     #[arg(long)]
     clean_questions: bool,
     #[command(flatten)]
@@ -224,7 +224,7 @@ pub fn read_questions(path: &Path) -> Result<(Vec<Question>, String)> {
             path.display()
         )
     })?;
-    Ok((questions, paragraf_core::manifest::sha256_hex(&bytes)))
+    Ok((questions, paragraf_format::digest::sha256_hex(&bytes)))
 }
 
 /// The questions as searched: their text, cleaned when `--clean-questions` says so.
@@ -382,7 +382,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
         let model_vectors = model
             .as_deref()
             .zip(vectors.as_deref())
-            .map(|(model, vectors)| paragraf_core::learning::fit::ModelVectors { model, vectors });
+            .map(
+                |(model, vectors)| paragraf_engine::learning::fit::ModelVectors { model, vectors },
+            );
         let runs = crate::cmd::learn::runs(
             &law_index,
             &strategies,
@@ -415,8 +417,8 @@ pub fn run(args: EvalArgs) -> Result<()> {
                 .iter()
                 .zip(&questions)
                 .filter(|(t, q)| {
-                    learning.knows(paragraf_core::learning::question_hash(t))
-                        || learning.knows(paragraf_core::learning::question_hash(&q.text()))
+                    learning.knows(paragraf_engine::learning::question_hash(t))
+                        || learning.knows(paragraf_engine::learning::question_hash(&q.text()))
                 })
                 .count();
             if known > 0 {
@@ -731,8 +733,8 @@ fn weight_cv(
     settings: &Settings,
     now_ms: &dyn Fn() -> f64,
 ) -> Result<String> {
-    use paragraf_core::eval::cv::cross_validate;
-    use paragraf_core::eval::stats::{bootstrap_ci, holm, paired_permutation_test};
+    use paragraf_stats::cv::cross_validate;
+    use paragraf_stats::stats::{bootstrap_ci, holm, paired_permutation_test};
     use std::fmt::Write;
     let (weights, baseline_weight) = (tuned.weights(args), tuned.baseline(args));
     let mut rows = Vec::new();
@@ -1038,7 +1040,7 @@ fn against_baseline(
     path: &Path,
     settings: &Settings,
 ) -> Result<String> {
-    use paragraf_core::eval::stats::{holm, paired_permutation_test};
+    use paragraf_stats::stats::{holm, paired_permutation_test};
     let text = paragraf_fs::read_regular(path)
         .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other))
         .with_context(|| format!("cannot read the baseline {}", path.display()))?;
@@ -1174,7 +1176,7 @@ fn browser_vectors(
     }
     let bytes =
         paragraf_bundler::manifest::read_listed(bundles, &entry.file, entry.bytes, &entry.sha256)?;
-    let encoder = paragraf_core::encoder::file::ModelFile::from_bytes(&bytes)
+    let encoder = paragraf_e5::file::ModelFile::from_bytes(&bytes)
         .with_context(|| entry.file.clone())?
         .into_encoder();
     let affected: Vec<usize> = texts

@@ -1,7 +1,7 @@
 //! `paragraf learn`: learn from labelled lay questions what search should know of them — which sections people
 //! need (a demand prior), which past questions resemble a new one (precedents that vote) and how to weigh all
 //! signals (a small ranker per strategy and mode) — and write it into the bundle folder as one learned file
-//! (`paragraf_core::learning`).
+//! (`paragraf_engine::learning`).
 //!
 //! Before it writes anything it measures what learning is worth: k-fold cross-validation on the questions,
 //! each fold learned from the others only, against the same runs without learning. The figures go into the
@@ -14,22 +14,22 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use paragraf_core::engine::{first_stages, LawIndex, Mode, SearchOptions, StrategyIndex};
-use paragraf_core::eval::metrics::{recall_at, reciprocal_rank_at};
-use paragraf_core::eval::stats::{bootstrap_ci, holm, paired_permutation_test};
-use paragraf_core::eval::Question;
 use paragraf_core::federal::learned::AmongQuestion;
 use paragraf_core::federal::routing::{self, RoutingWeights};
 use paragraf_core::federal::FederalIndex;
-use paragraf_core::learning::fit::{cross_validate, learn, HeldOut, Labelled, ModelVectors, Run};
-use paragraf_core::learning::{
+use paragraf_core::manifest::{FileEntry, LearnedEntry, LearnedRouting, Manifest};
+use paragraf_engine::learning::fit::{cross_validate, learn, HeldOut, Labelled, ModelVectors, Run};
+use paragraf_engine::learning::{
     question_hash, CvFigures, LearnedFile, Provenance, Weights, GERLAYQA_LICENCE,
 };
-use paragraf_core::manifest::{FileEntry, LearnedEntry, LearnedRouting, Manifest};
-use paragraf_core::search::fusion::{reciprocal_rank_fusion, Ranked, DEFAULT_RRF_K};
-use paragraf_core::search::Hit;
-use paragraf_core::strategy::parse_strategy_list;
-use paragraf_core::Law;
+use paragraf_engine::{first_stages, LawIndex, Mode, SearchOptions, StrategyIndex};
+use paragraf_eval::Question;
+use paragraf_format::strategy::parse_strategy_list;
+use paragraf_index::fusion::{reciprocal_rank_fusion, Ranked, DEFAULT_RRF_K};
+use paragraf_index::Hit;
+use paragraf_law::Law;
+use paragraf_stats::metrics::{recall_at, reciprocal_rank_at};
+use paragraf_stats::stats::{bootstrap_ci, holm, paired_permutation_test};
 
 use crate::cmd::eval::{embed_questions, read_questions, QuestionEncoder};
 use crate::cmd::library::refuse;
@@ -733,7 +733,7 @@ fn write_learned(
     bytes: &[u8],
     routing: Option<LearnedRouting>,
 ) -> Result<String> {
-    let sha256 = paragraf_core::manifest::sha256_hex(bytes);
+    let sha256 = paragraf_format::digest::sha256_hex(bytes);
     let name = format!("learned.{}.pgb", &sha256[..16]);
     let path = paragraf_fs::join_name(dir, &name)?;
     paragraf_fs::write_atomic(&path, bytes)
@@ -785,7 +785,7 @@ pub fn read_learned(
     dir: &Path,
     manifest: &Manifest,
     law: &Law,
-) -> Result<Option<paragraf_core::learning::Learning>> {
+) -> Result<Option<paragraf_engine::learning::Learning>> {
     let Some(entry) = manifest
         .learned
         .as_ref()

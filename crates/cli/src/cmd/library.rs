@@ -1,5 +1,5 @@
 //! The bundles of one folder, loaded lazily and once, plus the query encoder: what `paragraf search`, `show` and
-//! `mcp` share. The search itself is the browser's: [`paragraf_core::engine::search_expanded`] with the default
+//! `mcp` share. The search itself is the browser's: [`paragraf_engine::search_expanded`] with the default
 //! [`SearchOptions`] (query expansion included), one law at a time.
 //!
 //! Everything is loaded on first use and kept (the MCP server answers many calls from one process); each load is
@@ -13,20 +13,20 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
-use paragraf_core::api;
-use paragraf_core::bundle::StrategyBundle;
-use paragraf_core::engine::{self, LawIndex, Mode, SearchOptions, SectionHit, StrategyIndex};
-use paragraf_core::expansion::ThesaurusFile;
 use paragraf_core::federal::{FederalIndex, FederalLaw, LearnedLaw, SECTION_STRATEGY};
 use paragraf_core::finder::LawNames;
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
-use paragraf_core::names;
 use paragraf_core::results::{
     self, LawCount, LawExpansion, LawName, LawSectionRef, LawSummary, ResolvedCitation,
     SearchResults, SectionText, TableOfContents,
 };
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::{EmbeddingBackend, TextKind};
+use paragraf_engine::bundle::StrategyBundle;
+use paragraf_engine::expansion::ThesaurusFile;
+use paragraf_engine::{self as engine, LawIndex, Mode, SearchOptions, SectionHit, StrategyIndex};
+use paragraf_format::api;
+use paragraf_format::names;
 
 /// Where `paragraf build` writes by default.
 pub const DEFAULT_BUNDLES: &str = "out/bundles";
@@ -149,7 +149,7 @@ fn not_served(url: &str, health: &api::Health, model: &str) -> String {
     )
 }
 
-/// The JSON answer of a proxy request (a type of `paragraf_core::api`), or a refusal saying what went wrong.
+/// The JSON answer of a proxy request (a type of `paragraf_format::api`), or a refusal saying what went wrong.
 fn proxy_call<T: serde::de::DeserializeOwned>(
     url: &str,
     response: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
@@ -234,8 +234,8 @@ pub struct LoadedLaw {
 
 /// A law read for its text, with its statutory definitions.
 pub struct LawText {
-    pub law: paragraf_core::Law,
-    pub definitions: paragraf_core::definitions::LawDefinitions,
+    pub law: paragraf_law::Law,
+    pub definitions: paragraf_law::definitions::LawDefinitions,
 }
 
 /// The bundles of one folder.
@@ -376,12 +376,12 @@ impl Library {
     }
 
     /// Decodes the law of `law`'s bundle, verified against the manifest (what `paragraf show` needs).
-    pub fn read_law(&self, law: &str) -> Result<paragraf_core::Law> {
+    pub fn read_law(&self, law: &str) -> Result<paragraf_law::Law> {
         self.read_law_bundle(law).map(|bundle| bundle.law)
     }
 
     /// Decodes the law bundle of `law` (the law and its prebuilt BM25 index), verified against the manifest.
-    fn read_law_bundle(&self, law: &str) -> Result<paragraf_core::bundle::LawBundle> {
+    fn read_law_bundle(&self, law: &str) -> Result<paragraf_engine::bundle::LawBundle> {
         let entry = self.law_entry(law)?;
         let t0 = Instant::now();
         let law = paragraf_bundler::manifest::read_law_bundle(&self.dir, entry)
@@ -799,7 +799,7 @@ impl Library {
                 "reading the folder's {} laws for their citations of each other …",
                 entries.len()
             );
-            let laws: Vec<paragraf_core::Law> = entries
+            let laws: Vec<paragraf_law::Law> = entries
                 .iter()
                 .filter_map(|entry| {
                     paragraf_bundler::manifest::read_law(&self.dir, entry)
@@ -809,7 +809,7 @@ impl Library {
                         .ok()
                 })
                 .collect();
-            let refs: Vec<&paragraf_core::Law> = laws.iter().collect();
+            let refs: Vec<&paragraf_law::Law> = laws.iter().collect();
             let cited = paragraf_core::federal::routing::cited_by_other_laws(&refs);
             let named = |law: usize, section: usize| LawSectionRef {
                 law: laws[law].abbreviation.clone(),
@@ -878,7 +878,7 @@ impl Library {
             Some(law) => law,
             None => self.read_law(&entry.law)?,
         };
-        let definitions = paragraf_core::definitions::LawDefinitions::new(&law);
+        let definitions = paragraf_law::definitions::LawDefinitions::new(&law);
         let text = Arc::new(LawText { law, definitions });
         self.texts
             .lock()

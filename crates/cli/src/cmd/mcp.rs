@@ -190,9 +190,9 @@ liefert diese Vorschrift zuerst. Treffer mit get_section vollständig lesen.",
         let p: SearchLawParams = arguments(raw)?;
         let strategy = self.strategy.clone();
         let mode = match p.mode {
-            ModeParam::Hybrid => paragraf_core::engine::Mode::Hybrid,
-            ModeParam::Dense => paragraf_core::engine::Mode::Dense,
-            ModeParam::Bm25 => paragraf_core::engine::Mode::Bm25,
+            ModeParam::Hybrid => paragraf_engine::Mode::Hybrid,
+            ModeParam::Dense => paragraf_engine::Mode::Dense,
+            ModeParam::Bm25 => paragraf_engine::Mode::Bm25,
         };
         let results = self
             .blocking(move |lib| {
@@ -304,7 +304,7 @@ fn resource_name(uri: &str) -> Result<ResourceName, ErrorData> {
         ErrorData::resource_not_found(
             format!(
                 "{}: {why}; resources are `{RESOURCE_SCHEME}<law>` (its table of contents) and `{RESOURCE_SCHEME}<law>/<section>`, e.g. `{RESOURCE_SCHEME}BGB/§ 551`",
-                paragraf_core::names::echo(uri)
+                paragraf_format::names::echo(uri)
             ),
             None,
         )
@@ -360,7 +360,7 @@ impl ServerHandler for Paragraf {
                 .filter(|&at| at <= laws.len())
                 .ok_or_else(|| {
                     ErrorData::invalid_params(
-                        format!("unknown cursor {}", paragraf_core::names::echo(&cursor)),
+                        format!("unknown cursor {}", paragraf_format::names::echo(&cursor)),
                         None,
                     )
                 })?,

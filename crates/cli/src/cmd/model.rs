@@ -147,7 +147,7 @@ pub fn run(args: ModelArgs) -> anyhow::Result<()> {
 /// law's first sections of 280–360 tokens (in each model's own tokens), embedded one by one as queries.
 fn bench(
     models: &[ModelChoice],
-    law: &paragraf_core::Law,
+    law: &paragraf_law::Law,
     texts: usize,
     questions: usize,
 ) -> anyhow::Result<()> {
@@ -251,7 +251,7 @@ fn info(choice: ModelChoice) -> anyhow::Result<()> {
             );
             println!(
                 "model       {}",
-                paragraf_core::models::gemma_model_id(dims)
+                paragraf_format::models::gemma_model_id(dims)
             );
             println!("path        {}", folder.display());
             let size: u64 = gemma::fetch::FILES.iter().map(|(_, size, _)| size).sum();

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Args;
-use paragraf_core::engine::Mode;
 use paragraf_core::results::{Excerpt, SearchResults};
+use paragraf_engine::Mode;
 
 use super::library::{self, refuse, Encoder, ExpansionChoice, Library};
 
@@ -75,7 +75,7 @@ pub struct SearchArgs {
     k: usize,
     /// BM25 weight of the statute words query expansion adds for lay words (`Kaution` → `Sicherheitsleistung`),
     /// relative to the question's own words; 0 turns expansion off.
-    #[arg(long, value_name = "W", default_value_t = paragraf_core::engine::DEFAULT_EXPANSION_WEIGHT)]
+    #[arg(long, value_name = "W", default_value_t = paragraf_engine::DEFAULT_EXPANSION_WEIGHT)]
     expansion_weight: f32,
     /// Added words not to search (repeat or separate by commas), as printed under "also searched".
     #[arg(long, value_name = "WORD", value_delimiter = ',')]

@@ -1,9 +1,9 @@
 //! Arbitrary bytes must give a law bundle or an error, never a panic; a decoded law must survive everything the
-//! browser does with it (the body is shared with the stable fuzz test: `paragraf_core::fuzz`).
+//! browser does with it (the body is shared with the stable fuzz test: `paragraf_fuzz`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = paragraf_core::fuzz::law_bundle(data);
+    let _ = paragraf_fuzz::law_bundle(data);
 });

@@ -21,10 +21,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::{rank, FederalHit, FederalIndex, FederalLaw};
-use crate::bundle::{decode_framed, encode_framed, read_framed_header, BundleError, VectorStore};
-use crate::engine::{EngineError, Mode, SearchOptions};
-use crate::search::bm25::{top_k, Bm25Dictionary, PostingShard};
-use crate::search::{Hit, TopK};
+use paragraf_engine::{EngineError, Mode, SearchOptions};
+use paragraf_format::frame::{decode_framed, encode_framed, read_framed_header, BundleError};
+use paragraf_index::bm25::{top_k, Bm25Dictionary, PostingShard};
+use paragraf_index::vectors::VectorStore;
+use paragraf_index::{Hit, TopK};
 
 /// Postcard sizes of differently typed parts.
 mod erased {
@@ -88,7 +89,7 @@ pub enum FederalFileError {
 /// the text: headings would make the head a third larger).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HeadDoc {
-    /// Index into its law's [`crate::Law::sections`].
+    /// Index into its law's [`paragraf_law::Law::sections`].
     pub section: u32,
     /// `§ 535`, `Art. 1`.
     pub designation: String,
@@ -162,7 +163,7 @@ impl QuantizedVectors {
         let sample: Vec<Vec<f32>> = (0..n).step_by(step).map(row).collect();
         let k = CENTROIDS.min(sample.len()).max(1);
         let mut codebook = vec![0.0f32; subspaces * k * SUB_DIM];
-        let mut rng = crate::rng::SplitMix64::new(0x5051_5f46_4544);
+        let mut rng = paragraf_stats::rng::SplitMix64::new(0x5051_5f46_4544);
         for j in 0..subspaces {
             let part = |v: &[f32]| -> [f32; SUB_DIM] {
                 v[j * SUB_DIM..(j + 1) * SUB_DIM]
@@ -376,7 +377,7 @@ fn distance(a: &[f32], b: &[f32]) -> f32 {
 fn kmeans(
     points: &[[f32; SUB_DIM]],
     k: usize,
-    rng: &mut crate::rng::SplitMix64,
+    rng: &mut paragraf_stats::rng::SplitMix64,
 ) -> Vec<[f32; SUB_DIM]> {
     let mut order: Vec<usize> = (0..points.len()).collect();
     for i in (1..order.len()).rev() {
@@ -572,7 +573,7 @@ impl FederalHead {
         if let Some(bad) = self
             .laws
             .iter()
-            .find(|l| crate::names::check_law_abbreviation(l).is_err())
+            .find(|l| paragraf_format::names::check_law_abbreviation(l).is_err())
         {
             return Err(FederalFileError::Corrupt(format!(
                 "`{}` is not a law abbreviation",
@@ -802,7 +803,7 @@ mod tests {
 
     #[test]
     fn the_principal_rotation_keeps_dot_products_and_balances_the_runs() {
-        let mut rng = crate::rng::SplitMix64::new(7);
+        let mut rng = paragraf_stats::rng::SplitMix64::new(7);
         let mut uniform = || (rng.below(2001) as f32 - 1000.0) / 1000.0;
         // Ten dimensions (three runs of four, the last padded), of very different variances.
         // Neighbouring dimensions correlated: the principal axes are not the coordinate axes.
@@ -885,7 +886,7 @@ mod tests {
     /// rows left out by `keep`.
     #[test]
     fn blocked_scores_equal_row_by_row_sums() {
-        let mut rng = crate::rng::SplitMix64::new(11);
+        let mut rng = paragraf_stats::rng::SplitMix64::new(11);
         let (n, dim) = (SCORE_BLOCK * 2 + 37, 10);
         let values: Vec<f32> = (0..n * dim)
             .map(|_| (rng.below(2001) as f32 - 1000.0) / 1000.0)

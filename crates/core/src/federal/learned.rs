@@ -13,11 +13,11 @@
 
 use super::routing::{self, Example, Features, RoutingWeights};
 use super::FederalIndex;
-use crate::eval::cv::fold_assignment;
-use crate::law::Law;
-use crate::learning::fit::{assemble, Labelled, ModelVectors};
-use crate::learning::{Learning, Provenance};
-use crate::search::Hit;
+use paragraf_engine::learning::fit::{assemble, Labelled, ModelVectors};
+use paragraf_engine::learning::{Learning, Provenance};
+use paragraf_index::Hit;
+use paragraf_law::Law;
+use paragraf_stats::cv::fold_assignment;
 
 /// One labelled question of the learned law, searched among all laws.
 #[derive(Clone, Debug)]

@@ -4,24 +4,25 @@
 //! BGB but everywhere in tax law weighs differently in each), and each law's reciprocal-rank list starts at
 //! rank 1, so 6,877 laws would each put their best section first. [`FederalIndex`] therefore holds every active
 //! section of every law in one BM25 index (one vocabulary, one IDF) and the laws' `section` vectors in one
-//! matrix, and fuses the two lists as [`crate::engine::search`] does for one law (same defaults). Laws built
+//! matrix, and fuses the two lists as [`paragraf_engine::search`] does for one law (same defaults). Laws built
 //! without a `section` bundle are searched lexically only. That first stage's ranking is then re-ranked by
 //! law routing ([`routing`]: which law the question belongs to) unless [`SearchOptions::route_laws`] is off.
-//! A law with questions learned from ([`crate::learning`], the BGB with GerLayQA) adds its demand prior and the
+//! A law with questions learned from ([`paragraf_engine::learning`], the BGB with GerLayQA) adds its demand prior and the
 //! votes of similar past questions to routing ([`FederalIndex::with_learning`]); their weights are fit across
 //! laws, since the law's own ranker knows nothing of the others.
 //! Query expansion and the citation graph stay per law (their tables are the law's own) and are not applied
 //! here.
 
-use crate::bundle::{StrategyBundle, VectorStore};
-use crate::engine::{check_bundle, section_document, EngineError, Mode, SearchOptions};
-use crate::law::Law;
-use crate::learning::{self, Learning, Neighbours};
-use crate::search::bm25::{Bm25Index, Bm25Params};
-use crate::search::exact::top_rows;
-use crate::search::fusion::{reciprocal_rank_fusion, Ranked};
-use crate::search::Hit;
-use crate::vectors::Int8Vectors;
+use paragraf_engine::bundle::StrategyBundle;
+use paragraf_engine::learning::{self, Learning, Neighbours};
+use paragraf_engine::{check_bundle, section_document, EngineError, Mode, SearchOptions};
+use paragraf_index::bm25::{Bm25Index, Bm25Params};
+use paragraf_index::exact::top_rows;
+use paragraf_index::fusion::{reciprocal_rank_fusion, Ranked};
+use paragraf_index::vectors::Int8Vectors;
+use paragraf_index::vectors::VectorStore;
+use paragraf_index::Hit;
+use paragraf_law::Law;
 
 pub mod files;
 pub mod learned;
@@ -407,7 +408,7 @@ impl FederalIndex {
 }
 
 /// The section ranking of `options.mode` from a lexical list and, when there is a query vector, a dense one
-/// (each asked for the depth it must reach), fused as [`crate::engine::search`] fuses them for one law: what
+/// (each asked for the depth it must reach), fused as [`paragraf_engine::search`] fuses them for one law: what
 /// [`FederalIndex`] and [`files::FederalHead`] share.
 fn rank(
     options: &SearchOptions,
@@ -451,8 +452,8 @@ fn store_dim(store: &VectorStore) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::{Piece, Producer, Unit};
-    use crate::law::{Section, Span, Subsection};
+    use paragraf_engine::bundle::{Piece, Producer, Unit};
+    use paragraf_law::{Section, Span, Subsection};
 
     /// A law whose sections are `texts` (`§ 1`, `§ 2`, ...), one Absatz each.
     fn law(abbreviation: &str, texts: &[&str]) -> Law {
@@ -633,9 +634,9 @@ mod tests {
 
     #[test]
     fn sections_of_other_laws_that_cite_a_section_are_found_by_name() {
-        let cite = |law: &str, designation: &str| crate::law::Reference {
+        let cite = |law: &str, designation: &str| paragraf_law::Reference {
             span: Span::new(0..3),
-            targets: vec![crate::law::RefTarget::External {
+            targets: vec![paragraf_law::RefTarget::External {
                 law: law.into(),
                 designation: designation.into(),
             }],
@@ -665,7 +666,7 @@ mod tests {
 
     #[test]
     fn routing_puts_the_law_the_question_belongs_to_first() {
-        use crate::law::{RefTarget, Reference, Span};
+        use paragraf_law::{RefTarget, Reference, Span};
         use routing::{law_signals, LawKind};
         // The holiday law's words are the question's, but an ordinance on ships repeats them more often.
         let mut urlaub = law(
@@ -754,8 +755,8 @@ mod tests {
 
     #[test]
     fn learned_questions_of_one_law_route_across_laws_and_are_cross_validated() {
-        use crate::learning::fit::{assemble, Labelled};
-        use crate::learning::Provenance;
+        use paragraf_engine::learning::fit::{assemble, Labelled};
+        use paragraf_engine::learning::Provenance;
         // The question's word is an ordinance's; the code's section says it in other words.
         let bgb = law(
             "BGB",

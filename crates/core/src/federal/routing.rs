@@ -23,10 +23,10 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::eval::tune::{coordinate_ascent, Coordinate};
 use crate::finder::{cited_law_index, LawFinder, LawNames};
-use crate::law::{Law, RefTarget};
-use crate::search::Hit;
+use paragraf_index::Hit;
+use paragraf_law::{Law, RefTarget};
+use paragraf_stats::tune::{coordinate_ascent, Coordinate};
 
 /// How deep the first stage's fused ranking goes before routing re-ranks it: deep enough that the right
 /// law's best sections are in it when other laws crowd its top.
@@ -218,7 +218,7 @@ pub fn cross_law_citations<'a>(laws: &[&'a Law]) -> Vec<CrossCitation<'a>> {
 /// Which sections of other laws cite each section: `(cited law, cited section)` → the citing `(law, section)`s,
 /// each once, in law and section order. A citation of a designation the cited law lacks is left out.
 pub fn cited_by_other_laws(laws: &[&Law]) -> HashMap<(usize, usize), Vec<(usize, usize)>> {
-    let mut lookups: HashMap<usize, crate::law::SectionLookup<'_>> = HashMap::new();
+    let mut lookups: HashMap<usize, paragraf_law::SectionLookup<'_>> = HashMap::new();
     let mut out: HashMap<(usize, usize), Vec<(usize, usize)>> = HashMap::new();
     for c in cross_law_citations(laws) {
         let lookup = lookups
@@ -282,7 +282,7 @@ pub struct RoutingWeights {
     pub size: f32,
     /// A bonus per [`LawKind`], in the order of [`LawKind::ALL`].
     pub kind: [f32; 7],
-    /// The demand prior of a law with learned questions ([`crate::learning`]): 0 without one.
+    /// The demand prior of a law with learned questions ([`paragraf_engine::learning`]): 0 without one.
     #[serde(default)]
     pub prior: f32,
     /// The vote of lexically similar past questions.
@@ -327,7 +327,7 @@ impl RoutingWeights {
     };
 
     /// These weights with the learned signals' weights (prior and votes) scaled by `factor` (0..1), as
-    /// [`crate::learning::Weights::shrunk`] does for one law.
+    /// [`paragraf_engine::learning::Weights::shrunk`] does for one law.
     pub fn shrunk(self, factor: f32) -> RoutingWeights {
         RoutingWeights {
             prior: self.prior * factor,
@@ -614,7 +614,7 @@ fn ascend(
                     .map(|e| {
                         let top: Vec<u32> =
                             routed(&e.features, w, 10).iter().map(|h| h.index).collect();
-                        crate::eval::metrics::tuning_objective(&top, &e.gold)
+                        paragraf_stats::metrics::tuning_objective(&top, &e.gold)
                     })
                     .sum();
                 total / examples.len().max(1) as f64

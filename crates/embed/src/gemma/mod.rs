@@ -34,12 +34,12 @@ use rayon::prelude::*;
 
 use crate::{EmbedError, EmbeddingBackend, TextKind};
 use bpe::Bpe;
-use paragraf_core::encoder::math::{attend, gelu_tanh_in_place, mean_rows, Linear};
+use paragraf_e5::math::{attend, gelu_tanh_in_place, mean_rows, Linear};
 use quant::{quantize_rows, QLinear};
 use safetensors::SafeTensors;
 
 /// Model id in bundles for full-size vectors; Matryoshka prefixes add `@<dims>` (e.g. `…@256`).
-pub const MODEL_ID: &str = paragraf_core::models::GEMMA_MODEL_ID;
+pub const MODEL_ID: &str = paragraf_format::models::GEMMA_MODEL_ID;
 /// Prompt before questions.
 pub const QUERY_PROMPT: &str = "task: search result | query: ";
 /// Prompt before statute units (no title).
@@ -58,7 +58,7 @@ pub enum DocumentTitle {
 /// Longest input in tokens, `<bos>` and `<eos>` included (the model's maximum).
 pub const DEFAULT_MAX_TOKENS: usize = 2048;
 /// Matryoshka sizes the model was trained for.
-pub const DIMS: [usize; 4] = paragraf_core::models::GEMMA_DIMS;
+pub const DIMS: [usize; 4] = paragraf_format::models::GEMMA_DIMS;
 /// Soft cap on tokens per forward pass (bounds the activation memory of large batches).
 const CHUNK_TOKENS: usize = 8192;
 
@@ -338,7 +338,7 @@ impl GemmaEncoder {
             return Err(EmbedError::UnsupportedDims { dims });
         }
         self.dims = dims;
-        self.model_id = paragraf_core::models::gemma_model_id(dims);
+        self.model_id = paragraf_format::models::gemma_model_id(dims);
         Ok(self)
     }
 

@@ -1,0 +1,728 @@
+//! Learning from the questions people ask: a demand prior, votes of similar past questions and a small learned
+//! ranker, from labelled lay questions (GerLayQA's dev split, or any file in its format).
+//!
+//! Lay questions are not spread evenly over a law: a few hundred sections (§ 1004, § 823, § 573c …) are asked
+//! about again and again, and questions about the same situation point to the same sections. Nothing in the
+//! statute text says so; a set of labelled questions does. This module holds what is learned from such a set
+//! ([`LearnedFile`], one framed file per bundle folder, magic `PGRF-LRN`) and how search uses it
+//! ([`Learning::rerank`], called by [`crate::search`] for every mode):
+//!
+//! - the **prior**: how often each section was gold, smoothed (`ln(1 + count / smoothing)`, scaled to 0..1);
+//! - **precedents**: per training question its analysed BM25 terms (never its text), its vector per model of
+//!   the folder (int8) and its gold sections. A query finds its [`PRECEDENTS`] most similar precedents (BM25
+//!   between questions, and cosine where a vector is at hand), and each votes for its gold sections with its
+//!   similarity;
+//! - a **ranker** per (strategy, mode): a linear score over the candidates (the first stages' top 100, the
+//!   sections voted for, the most asked-about sections) from five features — the BM25 and dense reciprocal
+//!   ranks the plain hybrid fuses, the prior, and the two votes. Its weights are fit on the training questions
+//!   ([`fit`]), with a weight vector of (1, 1, 0, 0, 0) being exactly the unlearned RRF hybrid.
+//!
+//! What is learned from GerLayQA inherits its licence (non-commercial research only): the file carries its
+//! [`Provenance`] with the licence line, and every front end shows it.
+
+pub mod fit;
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Mode;
+use paragraf_format::frame::{decode_framed, encode_framed, BundleError};
+use paragraf_index::fusion::DEFAULT_RRF_K;
+use paragraf_index::vectors::Int8Vectors;
+use paragraf_index::Hit;
+use paragraf_law::Law;
+
+/// The learned file's magic.
+pub const MAGIC: &[u8; 8] = b"PGRF-LRN";
+
+/// Precedents that vote for a query: the most similar, lexically and (with a vector) densely.
+pub const PRECEDENTS: usize = 100;
+
+/// Sections with the highest prior that join every query's candidates.
+pub const PRIOR_CANDIDATES: usize = 100;
+
+/// How deep the first stages (BM25 sections, dense sections) go when learning reranks them. Deeper lists let the
+/// votes lift sections the plain ranking puts far down: on the BGB dev questions (e5, `section`, 5-fold CV, held
+/// out) 1,000 instead of 100 lifts R@100 by 0.011–0.025 with R@10 within ±0.01 — but on the project's own lay
+/// questions dense R@10 falls 0.619 → 0.553 (docs/learning.md, "Candidate depth"), so it stays at 100.
+pub const CANDIDATE_DEPTH: usize = 100;
+
+/// Limits of a learned file (checked on decoding, so that a hostile file cannot make a reader allocate without
+/// bound after the checksum matched).
+pub const MAX_PRECEDENTS: usize = 100_000;
+/// Distinct terms over all precedents.
+pub const MAX_TERMS: usize = 2_000_000;
+/// Sections named by precedents.
+pub const MAX_SECTIONS: usize = 200_000;
+/// Terms of one precedent, gold sections of one precedent.
+pub const MAX_PER_PRECEDENT: usize = 20_000;
+
+/// The licence line of GerLayQA-derived files (the dataset's terms).
+pub const GERLAYQA_LICENCE: &str = "derived from GerLayQA (Büttner & Habernal, EACL 2024): non-commercial research use only; do not publish or use commercially";
+
+/// Where the learned signals come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// A short name of the question set (`GerLayQA`), shown in the app.
+    pub source: String,
+    /// SHA-256 of the question file (lower-case hex).
+    pub file_sha256: String,
+    /// Questions learned from (after skipping those without a usable gold section).
+    pub questions: u32,
+    /// Questions skipped (no gold section in the law, or a duplicate).
+    pub skipped: u32,
+    /// When it was learned (`YYYY-MM-DD`).
+    pub date: String,
+    /// The licence of what was learned.
+    pub licence: String,
+}
+
+impl Provenance {
+    /// The provenance of what one cross-validation fold learns from `questions` questions: nothing to show, it
+    /// never leaves the run.
+    pub fn of_fold(questions: usize) -> Provenance {
+        Provenance {
+            source: String::new(),
+            file_sha256: String::new(),
+            questions: questions as u32,
+            skipped: 0,
+            date: String::new(),
+            licence: String::new(),
+        }
+    }
+}
+
+/// One past question: what search may know of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Precedent {
+    /// First 8 bytes of the SHA-256 of its normalised text ([`question_hash`]): lets `paragraf eval` refuse to
+    /// score the questions it learned from. Not the text.
+    pub hash: u64,
+    /// Its analysed BM25 terms (indices into [`LearnedFile::terms`]) with their counts.
+    pub terms: Vec<(u32, u16)>,
+    /// Its gold sections (indices into [`LearnedFile::sections`]).
+    pub gold: Vec<u32>,
+}
+
+/// The precedents' vectors for one model, one row per precedent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrecedentVectors {
+    /// The model id; only a query vector of this model is compared with them.
+    pub model: String,
+    /// One row per precedent, in precedent order.
+    pub vectors: Int8Vectors,
+}
+
+/// The weights of the learned score (see [`Features`]); all 0 or more.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Weights {
+    /// The BM25 list's reciprocal rank.
+    pub lexical: f32,
+    /// The dense list's reciprocal rank.
+    pub dense: f32,
+    /// The demand prior.
+    pub prior: f32,
+    /// The vote of lexically similar precedents.
+    pub vote_lexical: f32,
+    /// The vote of densely similar precedents.
+    pub vote_dense: f32,
+    /// The prior's smoothing (`ln(1 + count / smoothing)`), > 0.
+    pub smoothing: f32,
+}
+
+impl Weights {
+    /// The unlearned ranking: BM25 and dense reciprocal ranks at weight 1 (the plain hybrid).
+    pub const UNLEARNED: Weights = Weights {
+        lexical: 1.0,
+        dense: 1.0,
+        prior: 0.0,
+        vote_lexical: 0.0,
+        vote_dense: 0.0,
+        smoothing: 1.0,
+    };
+
+    /// These weights with the learned signals (prior and votes) scaled by `factor` (0..1): a cautious ranker
+    /// that leans less on what was learned (`paragraf learn --shrink`).
+    pub fn shrunk(self, factor: f32) -> Weights {
+        Weights {
+            prior: self.prior * factor,
+            vote_lexical: self.vote_lexical * factor,
+            vote_dense: self.vote_dense * factor,
+            ..self
+        }
+    }
+
+    fn valid(&self) -> bool {
+        let all = [
+            self.lexical,
+            self.dense,
+            self.prior,
+            self.vote_lexical,
+            self.vote_dense,
+        ];
+        all.iter().all(|w| w.is_finite() && *w >= 0.0)
+            && self.smoothing.is_finite()
+            && self.smoothing > 0.0
+    }
+}
+
+/// How the ranker of one run was judged: by k-fold cross-validation on the training questions (each fold
+/// learned from the others), against the same run without learning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CvFigures {
+    /// Folds (0: not cross-validated).
+    pub folds: u32,
+    /// Questions scored.
+    pub questions: u32,
+    /// Recall@10 without learning.
+    pub recall10_without: f64,
+    /// Recall@10 held out, with learning.
+    pub recall10_with: f64,
+    /// Recall@100 without learning.
+    pub recall100_without: f64,
+    /// Recall@100 held out, with learning.
+    pub recall100_with: f64,
+}
+
+/// The learned ranker of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ranker {
+    /// The strategy whose first stage it was fit on (`None`: BM25 alone, no strategy).
+    pub strategy: Option<String>,
+    /// The mode.
+    pub mode: Mode,
+    /// Its weights.
+    pub weights: Weights,
+    /// How it did held out.
+    pub cv: CvFigures,
+}
+
+/// What was learned from a question set for one law: the file `learned.<hash>.pgb`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LearnedFile {
+    /// The tool that wrote it.
+    pub generator: String,
+    /// The law's abbreviation.
+    pub law: String,
+    /// The law's build date the sections were matched against.
+    pub law_build_date: String,
+    /// Where it was learned from, and its licence.
+    pub provenance: Provenance,
+    /// Section designations (`§ 573c`) that precedents name.
+    pub sections: Vec<String>,
+    /// The precedents' term vocabulary.
+    pub terms: Vec<String>,
+    /// One per training question.
+    pub precedents: Vec<Precedent>,
+    /// The precedents' vectors, per model.
+    pub vectors: Vec<PrecedentVectors>,
+    /// One per (strategy, mode) fit.
+    pub rankers: Vec<Ranker>,
+}
+
+/// Why a learned file cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LearningError {
+    /// The framing or the payload is broken.
+    #[error("learned file: {0}")]
+    Format(#[from] BundleError),
+    /// The payload decoded, but its parts disagree or exceed a limit.
+    #[error("learned file is inconsistent: {0}. Most likely it was made by another program or damaged before its checksum was written: learn again with `paragraf learn`")]
+    Inconsistent(String),
+    /// Learned for another law than the one searched.
+    #[error("the learned file was learned for {found}, but the law searched is {expected}. Learn again with `paragraf learn --bundles` on this folder")]
+    OtherLaw {
+        /// The file's law.
+        found: String,
+        /// The law searched.
+        expected: String,
+    },
+}
+
+/// What [`LearnedFile::resolve`] could not match, to be named as warnings.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResolveWarnings {
+    /// Designations no longer among the law's active sections (votes for them are dropped).
+    pub missing_sections: Vec<String>,
+    /// The file was learned against another build of the law.
+    pub other_build: Option<String>,
+}
+
+/// First 8 bytes of the SHA-256 of a question's normalised text (whitespace collapsed, lowercase).
+pub fn question_hash(text: &str) -> u64 {
+    use sha2::Digest;
+    let normal: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
+    let digest = sha2::Sha256::digest(normal.join(" ").as_bytes());
+    u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"))
+}
+
+impl LearnedFile {
+    /// The framed bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encode_framed(MAGIC, self)
+    }
+
+    /// Checks framing, checksum, limits and every index.
+    pub fn from_bytes(bytes: &[u8]) -> Result<LearnedFile, LearningError> {
+        let file: LearnedFile = decode_framed(MAGIC, "learned file", bytes)?;
+        file.check()?;
+        Ok(file)
+    }
+
+    fn check(&self) -> Result<(), LearningError> {
+        let bad = |what: String| Err(LearningError::Inconsistent(what));
+        for (what, n, max) in [
+            ("precedents", self.precedents.len(), MAX_PRECEDENTS),
+            ("terms", self.terms.len(), MAX_TERMS),
+            ("sections", self.sections.len(), MAX_SECTIONS),
+        ] {
+            if n > max {
+                return bad(format!("{n} {what}, more than the {max} allowed"));
+            }
+        }
+        for (i, p) in self.precedents.iter().enumerate() {
+            if p.terms.len() > MAX_PER_PRECEDENT || p.gold.len() > MAX_PER_PRECEDENT {
+                return bad(format!("precedent {i} is larger than allowed"));
+            }
+            if p.terms.iter().any(|&(t, _)| t as usize >= self.terms.len()) {
+                return bad(format!("precedent {i} names a term past the vocabulary"));
+            }
+            if p.gold.is_empty() || p.gold.iter().any(|&s| s as usize >= self.sections.len()) {
+                return bad(format!(
+                    "precedent {i} has no gold section or one past the list"
+                ));
+            }
+        }
+        for v in &self.vectors {
+            if v.vectors.len() != self.precedents.len() {
+                return bad(format!(
+                    "{} vectors of {} for {} precedents",
+                    v.vectors.len(),
+                    v.model,
+                    self.precedents.len()
+                ));
+            }
+        }
+        if let Some(r) = self.rankers.iter().find(|r| !r.weights.valid()) {
+            return bad(format!(
+                "the {} ranker has a negative or non-finite weight",
+                r.mode
+            ));
+        }
+        Ok(())
+    }
+
+    /// Matches the file against the law searched: sections by designation, the vocabulary for lookups.
+    pub fn resolve(self, law: &Law) -> Result<(Learning, ResolveWarnings), LearningError> {
+        if self.law != law.abbreviation {
+            return Err(LearningError::OtherLaw {
+                found: self.law,
+                expected: law.abbreviation.clone(),
+            });
+        }
+        let mut warnings = ResolveWarnings {
+            other_build: (self.law_build_date != law.build_date).then(|| {
+                format!(
+                    "learned against {} built {}, searching the build of {}: sections matched by designation",
+                    self.law, self.law_build_date, law.build_date
+                )
+            }),
+            ..ResolveWarnings::default()
+        };
+        let lookup = law.section_lookup();
+        let section_of: Vec<Option<u32>> = self
+            .sections
+            .iter()
+            .map(|d| {
+                let found = lookup
+                    .find(d)
+                    .filter(|&i| !law.sections[i].repealed)
+                    .map(|i| i as u32);
+                if found.is_none() {
+                    warnings.missing_sections.push(d.clone());
+                }
+                found
+            })
+            .collect();
+        let gold: Vec<Vec<u32>> = self
+            .precedents
+            .iter()
+            .map(|p| {
+                p.gold
+                    .iter()
+                    .filter_map(|&s| section_of[s as usize])
+                    .collect()
+            })
+            .collect();
+        let mut prior = vec![0u32; law.sections.len()];
+        for g in &gold {
+            for &s in g {
+                prior[s as usize] += 1;
+            }
+        }
+        let lexical = QuestionIndex::new(self.terms.len(), &self.precedents);
+        let term_ids = self
+            .terms
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), i as u32))
+            .collect();
+        Ok((
+            Learning {
+                provenance: self.provenance,
+                prior,
+                gold,
+                term_ids,
+                lexical,
+                vectors: self.vectors,
+                rankers: self.rankers,
+                hashes: self.precedents.iter().map(|p| p.hash).collect(),
+            },
+            warnings,
+        ))
+    }
+}
+
+/// BM25 between a query and the precedents (k1 1.2, b 0.75), over their stored terms.
+#[derive(Clone, Debug)]
+pub(crate) struct QuestionIndex {
+    /// Per term: (precedent, count).
+    postings: Vec<Vec<(u32, u16)>>,
+    lengths: Vec<f32>,
+    average: f32,
+}
+
+impl QuestionIndex {
+    pub(crate) fn new(terms: usize, precedents: &[Precedent]) -> Self {
+        let mut postings = vec![Vec::new(); terms];
+        let mut lengths = Vec::with_capacity(precedents.len());
+        for (i, p) in precedents.iter().enumerate() {
+            for &(t, n) in &p.terms {
+                postings[t as usize].push((i as u32, n));
+            }
+            lengths.push(p.terms.iter().map(|&(_, n)| f32::from(n)).sum::<f32>());
+        }
+        let average = lengths.iter().sum::<f32>() / lengths.len().max(1) as f32;
+        QuestionIndex {
+            postings,
+            lengths,
+            average: average.max(1.0),
+        }
+    }
+
+    /// The `k` most similar precedents (score > 0), best first; `skip` leaves precedents out (a question
+    /// scored against the others).
+    pub(crate) fn similar(
+        &self,
+        query: &[u32],
+        k: usize,
+        skip: &dyn Fn(usize) -> bool,
+    ) -> Vec<Hit> {
+        let n = self.lengths.len() as f32;
+        let mut scores = vec![0f32; self.lengths.len()];
+        for &t in query {
+            let list = &self.postings[t as usize];
+            let df = list.iter().filter(|(p, _)| !skip(*p as usize)).count() as f32;
+            if df == 0.0 {
+                continue;
+            }
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &(p, tf) in list {
+                let tf = f32::from(tf);
+                let norm = 1.2 * (0.25 + 0.75 * self.lengths[p as usize] / self.average);
+                scores[p as usize] += idf * tf * 2.2 / (tf + norm);
+            }
+        }
+        top_hits(
+            scores
+                .into_iter()
+                .enumerate()
+                .filter(|&(i, s)| s > 0.0 && !skip(i)),
+            k,
+        )
+    }
+}
+
+/// The best `k` of `(index, score)`, best first (ties: lower index).
+fn top_hits(items: impl Iterator<Item = (usize, f32)>, k: usize) -> Vec<Hit> {
+    let mut top = paragraf_index::TopK::new(k);
+    for (i, score) in items {
+        if score >= top.threshold() {
+            top.push(Hit {
+                index: i as u32,
+                score,
+            });
+        }
+    }
+    top.into_sorted()
+}
+
+/// A learned file matched against the law searched: what [`crate::LawIndex::with_learning`] holds.
+#[derive(Clone, Debug)]
+pub struct Learning {
+    /// Where it was learned from.
+    pub provenance: Provenance,
+    /// Per section of the law: how often it was gold.
+    prior: Vec<u32>,
+    /// Per precedent: its gold sections in the law (unknown ones dropped).
+    gold: Vec<Vec<u32>>,
+    term_ids: HashMap<String, u32>,
+    lexical: QuestionIndex,
+    vectors: Vec<PrecedentVectors>,
+    rankers: Vec<Ranker>,
+    hashes: Vec<u64>,
+}
+
+/// What the first stages of a search found, the input of [`Learning::rerank`].
+#[derive(Clone, Copy, Debug)]
+pub struct FirstStage<'a> {
+    /// BM25 sections, best first (empty in dense mode).
+    pub lexical: &'a [Hit],
+    /// Dense sections, best first (`None` without a query vector).
+    pub dense: Option<&'a [Hit]>,
+}
+
+/// A reranked list and why its sections rose.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reranked {
+    /// Sections with their learned scores, best first.
+    pub ranking: Vec<Hit>,
+    /// Per section in `ranking`: how many of the most similar past questions had it as gold.
+    pub precedents: HashMap<u32, u32>,
+}
+
+/// The similar precedents of one query: what the votes are made of.
+#[derive(Clone, Debug, Default)]
+pub struct Neighbours {
+    /// Lexically similar precedents with weights in 0..1 (the best 1).
+    pub lexical: Vec<(u32, f32)>,
+    /// Densely similar precedents with weights in 0..1.
+    pub dense: Vec<(u32, f32)>,
+}
+
+/// One candidate section's features (before weighting).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Features {
+    /// The section.
+    pub section: u32,
+    /// `(k + 1) / (k + rank)` in the BM25 list (0 when absent), k = 60: 1 for the first.
+    pub lexical: f32,
+    /// The same for the dense list.
+    pub dense: f32,
+    /// How often it was gold (the prior's raw count).
+    pub count: u32,
+    /// Share of the lexical neighbours' weight that votes for it.
+    pub vote_lexical: f32,
+    /// Share of the dense neighbours' weight that votes for it.
+    pub vote_dense: f32,
+}
+
+impl Features {
+    /// The learned score; `max_count` is the largest prior count (the prior is scaled to 0..1 by it).
+    pub fn score(&self, w: &Weights, max_count: u32) -> f32 {
+        let prior = if max_count == 0 {
+            0.0
+        } else {
+            (self.count as f32 / w.smoothing).ln_1p() / (max_count as f32 / w.smoothing).ln_1p()
+        };
+        w.lexical * self.lexical
+            + w.dense * self.dense
+            + w.prior * prior
+            + w.vote_lexical * self.vote_lexical
+            + w.vote_dense * self.vote_dense
+    }
+}
+
+impl Learning {
+    /// Questions learned from.
+    pub fn questions(&self) -> usize {
+        self.gold.len()
+    }
+
+    /// Whether a question (by [`question_hash`]) is among the precedents.
+    pub fn knows(&self, hash: u64) -> bool {
+        self.hashes.contains(&hash)
+    }
+
+    /// The ranker for a run: the one fit on this strategy and mode, else one of the same mode (a strategy the
+    /// file has no ranker for), else none.
+    pub fn ranker(&self, strategy: Option<&str>, mode: Mode) -> Option<&Ranker> {
+        let strategy = strategy.filter(|_| mode != Mode::Bm25);
+        self.rankers
+            .iter()
+            .find(|r| r.mode == mode && r.strategy.as_deref() == strategy)
+            .or_else(|| self.rankers.iter().find(|r| r.mode == mode))
+    }
+
+    /// The query's analysed terms as precedent term ids (unknown terms dropped, repeats kept once).
+    pub fn term_ids(&self, terms: &[String]) -> Vec<u32> {
+        let mut ids: Vec<u32> = terms
+            .iter()
+            .filter_map(|t| self.term_ids.get(t).copied())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// The query's most similar precedents; `skip` leaves some out (training: the question itself, or a fold).
+    pub fn neighbours(
+        &self,
+        terms: &[u32],
+        vector: Option<(&str, &[f32])>,
+        skip: &dyn Fn(usize) -> bool,
+    ) -> Neighbours {
+        let lexical = self.lexical.similar(terms, PRECEDENTS, skip);
+        let best = lexical.first().map_or(1.0, |h| h.score);
+        let lexical = lexical.iter().map(|h| (h.index, h.score / best)).collect();
+        let dense = vector
+            .and_then(|(model, query)| {
+                let v = self.vectors.iter().find(|v| v.model == model)?;
+                (v.vectors.dim() == query.len()).then_some((v, query))
+            })
+            .map(|(v, query)| {
+                let hits = top_hits(
+                    (0..v.vectors.len())
+                        .filter(|&i| !skip(i))
+                        .map(|i| (i, v.vectors.dot_f32(query, i))),
+                    PRECEDENTS,
+                );
+                // Cosines of one model crowd together: weights from 1 (the best) to 0 (the last kept).
+                let (top, last) = (
+                    hits.first().map_or(0.0, |h| h.score),
+                    hits.last().map_or(0.0, |h| h.score),
+                );
+                let span = (top - last).max(1e-6);
+                hits.iter()
+                    .map(|h| (h.index, (h.score - last) / span))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Neighbours { lexical, dense }
+    }
+
+    /// The largest prior count.
+    pub fn max_count(&self) -> u32 {
+        self.prior.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Every candidate's features: the first stages' sections, those the neighbours vote for, and the
+    /// [`PRIOR_CANDIDATES`] most asked-about sections. `own` is a training question's own gold, taken out of the
+    /// prior (leave one out); empty at search time.
+    pub fn features(
+        &self,
+        first: FirstStage,
+        neighbours: &Neighbours,
+        own: &[u32],
+    ) -> Vec<Features> {
+        let mut at: HashMap<u32, usize> = HashMap::new();
+        let mut out: Vec<Features> = Vec::new();
+        let mut slot = |section: u32, out: &mut Vec<Features>| -> usize {
+            *at.entry(section).or_insert_with(|| {
+                out.push(Features {
+                    section,
+                    lexical: 0.0,
+                    dense: 0.0,
+                    count: 0,
+                    vote_lexical: 0.0,
+                    vote_dense: 0.0,
+                });
+                out.len() - 1
+            })
+        };
+        let reciprocal = |rank: usize| (DEFAULT_RRF_K + 1.0) / (DEFAULT_RRF_K + 1.0 + rank as f32);
+        for (rank, h) in first.lexical.iter().enumerate() {
+            let i = slot(h.index, &mut out);
+            out[i].lexical = reciprocal(rank);
+        }
+        for (rank, h) in first.dense.unwrap_or_default().iter().enumerate() {
+            let i = slot(h.index, &mut out);
+            out[i].dense = reciprocal(rank);
+        }
+        for (list, dense) in [(&neighbours.lexical, false), (&neighbours.dense, true)] {
+            let total: f32 = list.iter().map(|(_, w)| w).sum();
+            if total <= 0.0 {
+                continue;
+            }
+            for &(p, w) in list {
+                for &s in &self.gold[p as usize] {
+                    let i = slot(s, &mut out);
+                    let share = w / total;
+                    if dense {
+                        out[i].vote_dense += share;
+                    } else {
+                        out[i].vote_lexical += share;
+                    }
+                }
+            }
+        }
+        for s in self.most_asked() {
+            slot(s, &mut out);
+        }
+        for f in &mut out {
+            let own = own.iter().filter(|&&s| s == f.section).count() as u32;
+            f.count = self.prior[f.section as usize].saturating_sub(own);
+        }
+        out
+    }
+
+    /// The [`PRIOR_CANDIDATES`] sections most often gold.
+    fn most_asked(&self) -> Vec<u32> {
+        top_hits(
+            self.prior
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c > 0)
+                .map(|(i, &c)| (i, c as f32)),
+            PRIOR_CANDIDATES,
+        )
+        .into_iter()
+        .map(|h| h.index)
+        .collect()
+    }
+
+    /// Per section that `shown` accepts: how many of `neighbours` (each counted once) had it as gold — "12
+    /// ähnliche Fragen führten zu § 573c".
+    pub fn precedent_counts(
+        &self,
+        neighbours: &Neighbours,
+        shown: &dyn Fn(u32) -> bool,
+    ) -> HashMap<u32, u32> {
+        let mut counts: HashMap<u32, u32> = HashMap::new();
+        let mut seen = std::collections::HashSet::new();
+        for &(p, _) in neighbours.lexical.iter().chain(&neighbours.dense) {
+            if seen.insert(p) {
+                for &s in self.gold[p as usize].iter().filter(|&&s| shown(s)) {
+                    *counts.entry(s).or_insert(0) += 1;
+                }
+            }
+        }
+        counts
+    }
+
+    /// The learned ranking of one search: `None` when the file has no ranker for the mode.
+    pub fn rerank(
+        &self,
+        strategy: Option<&str>,
+        mode: Mode,
+        query_terms: &[String],
+        vector: Option<(&str, &[f32])>,
+        first: FirstStage,
+        k: usize,
+    ) -> Option<Reranked> {
+        let ranker = self.ranker(strategy, mode)?;
+        let neighbours = self.neighbours(&self.term_ids(query_terms), vector, &|_| false);
+        let features = self.features(first, &neighbours, &[]);
+        let ranking = fit::ranked(&features, &ranker.weights, self.max_count(), k);
+        let precedents =
+            self.precedent_counts(&neighbours, &|s| ranking.iter().any(|h| h.index == s));
+        Some(Reranked {
+            ranking,
+            precedents,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

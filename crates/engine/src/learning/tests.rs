@@ -1,0 +1,266 @@
+use super::fit::{assemble, cross_validate, learn, Labelled, ModelVectors, Run};
+use super::*;
+use crate::{first_stages, search, LawIndex, SearchOptions};
+use paragraf_law::{Law, Section};
+
+/// Twelve sections; questions about "Kaution" always want § 551 although its text never says "Kaution"
+/// (it says "Mietsicherheit"), and every third question also wants the much-asked § 535.
+fn fixture() -> (LawIndex, Vec<Labelled>) {
+    let topics = [
+        "Anfang des Vertrags",
+        "Bürgschaft für eine Schuld",
+        "Darlehen und Zinsen",
+        "Eigentum an einer Sache",
+        "Frist für eine Erklärung",
+        "Garantie beim Kauf",
+        "Hypothek am Grundstück",
+        "Kauf einer Sache",
+        "Leihe einer Sache",
+        "Miete einer Wohnung, Pflichten des Vermieters",
+        "Mietsicherheit: Rückzahlung nach dem Ende",
+        "Kaution im Hotelgewerbe bei der Kaution",
+    ];
+    let designations = [
+        "§ 1", "§ 2", "§ 3", "§ 4", "§ 5", "§ 6", "§ 7", "§ 8", "§ 9", "§ 535", "§ 551", "§ 12",
+    ];
+    let law = Law::bare(
+        "BGB",
+        topics
+            .iter()
+            .zip(designations)
+            .map(|(t, d)| Section::bare(d, *t))
+            .collect(),
+    );
+    let index = LawIndex::new(law);
+    let terms = |t: &str| index.bm25().query_terms(t);
+    let questions = (0..30)
+        .map(|i| {
+            let mut gold = vec![10];
+            if i % 3 == 0 {
+                gold.push(9);
+            }
+            Labelled::new(
+                &format!("Mein Vermieter gibt die Kaution nicht zurück, Fall {i}"),
+                gold,
+                &terms,
+            )
+        })
+        .collect();
+    (index, questions)
+}
+
+fn provenance(n: usize) -> Provenance {
+    Provenance {
+        source: "Testfragen".into(),
+        file_sha256: "00".repeat(32),
+        questions: n as u32,
+        skipped: 0,
+        date: "2026-12-02".into(),
+        licence: "test".into(),
+    }
+}
+
+fn bm25_run<'a>(index: &LawIndex, questions: &[Labelled]) -> Run<'a> {
+    Run {
+        strategy: None,
+        mode: Mode::Bm25,
+        first: (0..questions.len())
+            .map(|i| {
+                first_stages(
+                    index,
+                    None,
+                    &format!("Mein Vermieter gibt die Kaution nicht zurück, Fall {i}"),
+                    None,
+                    Mode::Bm25,
+                )
+                .unwrap()
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn learning_lifts_the_section_past_questions_needed_and_says_why() {
+    let (index, questions) = fixture();
+    let members: Vec<usize> = (0..questions.len()).collect();
+    let run = bm25_run(&index, &questions);
+    let file = learn(
+        &index.law,
+        "test",
+        provenance(30),
+        &questions,
+        &members,
+        None,
+        std::slice::from_ref(&run),
+        1.0,
+    );
+    let weights = file.rankers[0].weights;
+    assert!(
+        weights.vote_lexical > 0.0 || weights.prior > 0.0,
+        "the votes or the prior carry weight: {weights:?}"
+    );
+    let bytes = file.to_bytes();
+    let decoded = LearnedFile::from_bytes(&bytes).unwrap();
+    assert_eq!(decoded, file);
+    let (learning, warnings) = decoded.resolve(&index.law).unwrap();
+    assert_eq!(warnings, ResolveWarnings::default());
+    assert!(learning.knows(question_hash(
+        "mein  VERMIETER gibt die Kaution nicht zurück, Fall 3"
+    )));
+    assert!(!learning.knows(question_hash("etwas ganz anderes")));
+    let index = index.with_learning(learning);
+    let options = SearchOptions {
+        mode: Mode::Bm25,
+        ..SearchOptions::default()
+    };
+    let question = "Vermieter behält die Kaution";
+    let learned = search(&index, None, question, None, &options).unwrap();
+    assert_eq!(learned.hits[0].section, 10, "§ 551 first");
+    assert!(learned.hits[0].precedents > 0);
+    assert_eq!(learned.learned.as_ref().map(|p| p.questions), Some(30));
+    let unlearned = search(
+        &index,
+        None,
+        question,
+        None,
+        &SearchOptions {
+            learning: false,
+            ..options
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        unlearned.hits[0].section, 11,
+        "by the text alone, the hotel deposit"
+    );
+    assert!(unlearned.learned.is_none() && unlearned.hits.iter().all(|h| h.precedents == 0));
+}
+
+#[test]
+fn unlearned_weights_rank_as_the_plain_fusion() {
+    let (index, questions) = fixture();
+    let file = assemble(
+        &index.law,
+        "t",
+        provenance(30),
+        &questions,
+        &[0, 1, 2],
+        None,
+    );
+    let (learning, _) = file.resolve(&index.law).unwrap();
+    let lexical = index.lexical("Sache Kauf Miete", 100);
+    let dense: Vec<Hit> = [4u32, 7, 8, 1]
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| Hit {
+            index: s,
+            score: 1.0 - i as f32 / 10.0,
+        })
+        .collect();
+    let features = learning.features(
+        FirstStage {
+            lexical: &lexical,
+            dense: Some(&dense),
+        },
+        &Neighbours::default(),
+        &[],
+    );
+    let learned: Vec<u32> = fit::ranked(&features, &Weights::UNLEARNED, learning.max_count(), 10)
+        .iter()
+        .map(|h| h.index)
+        .collect();
+    let ids = |h: &[Hit]| h.iter().map(|h| h.index).collect::<Vec<_>>();
+    let (l, d) = (ids(&lexical), ids(&dense));
+    let fused: Vec<u32> = paragraf_index::fusion::reciprocal_rank_fusion(
+        &[
+            paragraf_index::fusion::Ranked {
+                ids: &l,
+                weight: 1.0,
+            },
+            paragraf_index::fusion::Ranked {
+                ids: &d,
+                weight: 1.0,
+            },
+        ],
+        DEFAULT_RRF_K,
+        10,
+    )
+    .iter()
+    .map(|h| h.index)
+    .collect();
+    assert_eq!(learned, fused);
+}
+
+#[test]
+fn cross_validation_ranks_each_fold_with_what_the_others_taught() {
+    let (index, questions) = fixture();
+    let run = bm25_run(&index, &questions);
+    let vectors: Vec<Vec<f32>> = (0..questions.len())
+        .map(|i| vec![1.0, i as f32 / 30.0])
+        .collect();
+    let held = cross_validate(
+        &index.law,
+        &questions,
+        Some(ModelVectors {
+            model: "m",
+            vectors: &vectors,
+        }),
+        std::slice::from_ref(&run),
+        5,
+        42,
+        1.0,
+        &mut |_| {},
+    );
+    assert_eq!(held[0].weights.len(), 5);
+    assert!(held[0].rankings.iter().all(|r| r.first() == Some(&10)));
+}
+
+#[test]
+fn broken_files_are_refused_with_their_reason() {
+    let (index, questions) = fixture();
+    let file = assemble(&index.law, "t", provenance(30), &questions, &[0, 1], None);
+    let bytes = file.to_bytes();
+    let err = |b: &[u8]| LearnedFile::from_bytes(b).unwrap_err().to_string();
+    assert_eq!(
+        err(&bytes[..10]),
+        "learned file: bundle is truncated: 10 bytes, but the header alone has 24. Most likely the download was interrupted: reload, or rebuild with `paragraf build`"
+    );
+    assert_eq!(
+        err(b"<!DOCTYPE html><html>not a learned file</html>"),
+        "learned file: not a Paragraf learned file: the file starts with \"<!DOCTYP\". Most likely another file (an HTML error page?) was served in its place"
+    );
+    let mut flipped = bytes.clone();
+    *flipped.last_mut().unwrap() ^= 1;
+    assert!(err(&flipped).starts_with("learned file: bundle is corrupt: checksum"));
+    let mut bad = file.clone();
+    bad.precedents[0].terms.push((bad.terms.len() as u32, 1));
+    assert_eq!(
+        err(&bad.to_bytes()),
+        "learned file is inconsistent: precedent 0 names a term past the vocabulary. Most likely it was made by another program or damaged before its checksum was written: learn again with `paragraf learn`"
+    );
+    let mut negative = file.clone();
+    negative.rankers.push(Ranker {
+        strategy: None,
+        mode: Mode::Bm25,
+        weights: Weights {
+            prior: -1.0,
+            ..Weights::UNLEARNED
+        },
+        cv: CvFigures::default(),
+    });
+    assert!(
+        err(&negative.to_bytes()).contains("the bm25 ranker has a negative or non-finite weight")
+    );
+    let mut other = file.clone();
+    other.law = "StGB".into();
+    assert_eq!(
+        other.resolve(&index.law).unwrap_err().to_string(),
+        "the learned file was learned for StGB, but the law searched is BGB. Learn again with `paragraf learn --bundles` on this folder"
+    );
+    let mut renamed = file;
+    renamed.sections[0] = "§ 9999".into();
+    renamed.law_build_date = "older".into();
+    let (_, warnings) = renamed.resolve(&index.law).unwrap();
+    assert_eq!(warnings.missing_sections, ["§ 9999"]);
+    assert!(warnings.other_build.is_some());
+}
