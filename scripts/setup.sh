@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 step() { printf '\n==> %s\n' "$*"; }
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
-  step "adding the wasm32-unknown-unknown target (the core crate must compile for the browser)"
+  step "adding the wasm32-unknown-unknown target (the IO-free crates must compile for the browser)"
   rustup target add wasm32-unknown-unknown
 fi
 

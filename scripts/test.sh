@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Every check CI gates on: formatting, lints and docs with warnings denied, set-up, the wasm build of the core,
+# Every check CI gates on: formatting, lints and docs with warnings denied, set-up, the wasm build of the IO-free crates,
 # the browser app, then the whole workspace's tests.
 #
 # Lints run twice: on the host for every crate and target (tests, benches and examples included; the web crate's
 # platform-free logic and its tests compile natively), and for wasm32 on the browser crates (app and worker), because their
 # wasm code is `#[cfg(target_arch = "wasm32")]` and a host run would never see it. Docs are built on the host
-# (`--no-deps`: our crates only), which covers every public API the native tools and core export.
+# (`--no-deps`: our crates only), which covers every public API the native tools and IO-free crates export.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

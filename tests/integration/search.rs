@@ -151,7 +151,7 @@ fn citation_queries_resolve_to_bgb_sections() {
 
 /// HNSW against exact search on real vectors: the BGB's largest strategy, `fixed-16-4`, over its first 300 norms
 /// (~2k windows; the whole BGB's ~27k take half an hour to embed in a test build, and the graph's recall at scale
-/// is the core's unit test), built by the CLI with the real encoder and a graph from 1,000 units on, queried with
+/// is `paragraf-index`'s unit test, `crates/index/src/hnsw.rs`), built by the CLI with the real encoder and a graph from 1,000 units on, queried with
 /// real e5 vectors of dev questions. Checks units (the graph itself) and the top-10 sections the user sees.
 #[test]
 fn hnsw_recall_on_the_bgb_fixed_16_4_bundle() {

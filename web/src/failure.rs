@@ -1,6 +1,6 @@
 //! Why the app cannot do what was asked. One enum, so the UI decides by variant (dense search refuses a model
 //! mismatch, a missing report is no error) and never by the words of a message; the texts are German, with the
-//! core's own (English) reason appended where one exists.
+//! library's own (English) reason appended where one exists.
 
 use std::fmt;
 
@@ -67,7 +67,7 @@ pub enum BundleProblem {
 #[derive(Clone, Debug, PartialEq)]
 pub enum EncoderProblem {
     /// Its size or SHA-256 differs from the manifest, its framing or shapes are broken, or it is another model's
-    /// (the core's message).
+    /// (the library's message).
     Rejected(String),
     /// The worker running it died (most likely out of memory) or could not start.
     Crashed(String),
@@ -168,7 +168,7 @@ pub enum Failure {
     Report {
         /// Its address.
         url: String,
-        /// The core's reason (`ReportError`, as text: it is neither `Clone` nor `PartialEq`).
+        /// paragraf-eval's reason (`ReportError`, as text: it is neither `Clone` nor `PartialEq`).
         detail: String,
     },
 }

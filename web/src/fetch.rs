@@ -7,6 +7,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStreamDefaultReader, Request, RequestInit, Response};
 
 use crate::failure::Failure;
+use paragraf_format::api::ErrorBody;
 
 /// The text of a JS exception.
 pub fn js_message(value: &JsValue) -> String {
@@ -14,12 +15,6 @@ pub fn js_message(value: &JsValue) -> String {
         return String::from(error.message());
     }
     value.as_string().unwrap_or_else(|| format!("{value:?}"))
-}
-
-/// The `error` field of a JSON error body (the proxy's refusals), else the status text.
-#[derive(serde::Deserialize)]
-struct ErrorBody {
-    error: String,
 }
 
 async fn send(request: &Request, what: &str) -> Result<Response, Failure> {
@@ -41,6 +36,7 @@ async fn send(request: &Request, what: &str) -> Result<Response, Failure> {
                 .unwrap_or_default(),
             Err(_) => String::new(),
         };
+        // The `error` of a JSON refusal (the proxy's), else the status text.
         let detail = serde_json::from_str::<ErrorBody>(&body)
             .map(|b| b.error)
             .unwrap_or_else(|_| response.status_text());
@@ -170,7 +166,7 @@ pub async fn yield_to_browser() {
 }
 
 /// Lower-case hex SHA-256 of `bytes`: the browser's `crypto.subtle` digest (native code, off the main thread),
-/// or the core's own where the page has none (an `http:` origin other than localhost is not a secure context).
+/// or `paragraf_format::digest`'s where the page has none (an `http:` origin other than localhost is not a secure context).
 pub async fn sha256_hex(bytes: &[u8]) -> String {
     let subtle = web_sys::window()
         .and_then(|w| Reflect::get(&w, &JsValue::from_str("crypto")).ok())

@@ -1,5 +1,5 @@
 //! Paragraf in the browser: loads the manifest, a law bundle and a strategy bundle, and searches them with
-//! `paragraf-core` compiled to WebAssembly. Only the query text leaves the browser, to the query-embedding proxy,
+//! `paragraf-engine` (one law) and `paragraf-core` (all laws) compiled to WebAssembly. Only the query text leaves the browser, to the query-embedding proxy,
 //! and only for dense and hybrid search.
 //!
 //! The in-browser query encoder runs in a Web Worker (the `paragraf-worker` crate, a wasm binary of its own);

@@ -25,7 +25,7 @@ use paragraf_engine::expansion::TableParams;
 use paragraf_engine::LawIndex;
 use paragraf_format::strategy::Strategy;
 use paragraf_law::Law;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The generator string written into every file.
@@ -45,7 +45,7 @@ pub enum BuildError {
     Generate(#[from] crate::generate::GenerateError),
     /// The manifest could not be read or written.
     #[error("{0}")]
-    Manifest(#[from] manifest::ManifestError),
+    Manifest(#[from] manifest::FolderError),
 }
 
 /// How vectors are stored.
@@ -131,6 +131,11 @@ pub struct BundleFolder {
 }
 
 impl BundleFolder {
+    /// The folder.
+    pub fn out(&self) -> &Path {
+        &self.options.out
+    }
+
     /// Opens `options.out` (created when missing) with its manifest, and writes the folder's thesaurus file
     /// (listed from the next save; a folder of the older layout has its per-law tables deleted then); the second
     /// value holds warnings about the thesaurus to show once.

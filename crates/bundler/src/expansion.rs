@@ -186,7 +186,7 @@ impl Outcome {
 pub enum ReadExpansionsError {
     /// Missing, or not the bytes the manifest lists.
     #[error(transparent)]
-    Listed(#[from] crate::manifest::ManifestError),
+    Listed(#[from] crate::manifest::FolderError),
     /// The listed bytes do not decode.
     #[error("{path}: {source}")]
     Decode {

@@ -13,6 +13,7 @@ use paragraf_core::finder::TopicsFile;
 use paragraf_core::manifest::{FederalEntry, FileEntry, VectorsEntry};
 use paragraf_engine::bundle::StrategyBundle;
 use paragraf_format::digest::sha256_hex;
+use paragraf_format::fault::{Blame, Fault};
 use paragraf_law::Law;
 
 use crate::builder::files::{remove_superseded, write_hashed};
@@ -40,7 +41,7 @@ pub enum FederalError {
     #[error("{}", unreadable.iter().map(|(law, e)| format!("{law}: {e}")).collect::<Vec<_>>().join("; "))]
     Laws {
         /// Each law's abbreviation and what is wrong with its files.
-        unreadable: Vec<(String, manifest::ManifestError)>,
+        unreadable: Vec<(String, manifest::FolderError)>,
     },
     /// The folder holds no laws.
     #[error("{0} lists no laws: build some first (`paragraf build --laws ...`)")]
@@ -53,20 +54,25 @@ pub enum FederalError {
     Build(#[from] BuildError),
 }
 
-impl FederalError {
-    /// Whether the folder's contents are at fault (see [`manifest::ManifestError::is_bad_data`]).
-    pub fn is_bad_data(&self) -> bool {
+impl Blame for FederalError {
+    /// The folder's contents are at fault as [`manifest::FolderError`]'s are.
+    fn fault(&self) -> Fault {
         match self {
-            FederalError::Laws { unreadable } => unreadable.iter().all(|(_, e)| e.is_bad_data()),
-            FederalError::Empty(_) | FederalError::Engine(_) => true,
-            FederalError::Build(BuildError::Manifest(e)) => e.is_bad_data(),
-            FederalError::Build(_) => false,
+            FederalError::Laws { unreadable }
+                if unreadable.iter().all(|(_, e)| e.fault() == Fault::Input) =>
+            {
+                Fault::Input
+            }
+            FederalError::Laws { .. } => Fault::Other,
+            FederalError::Empty(_) | FederalError::Engine(_) => Fault::Input,
+            FederalError::Build(BuildError::Manifest(e)) => e.fault(),
+            FederalError::Build(_) => Fault::Other,
         }
     }
 }
 
-impl From<manifest::ManifestError> for FederalError {
-    fn from(e: manifest::ManifestError) -> Self {
+impl From<manifest::FolderError> for FederalError {
+    fn from(e: manifest::FolderError) -> Self {
         FederalError::Build(BuildError::Manifest(e))
     }
 }

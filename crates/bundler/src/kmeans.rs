@@ -1,6 +1,6 @@
 //! Seeded spherical k-means (cosine similarity on unit vectors), for the cluster and RAPTOR strategies.
 //!
-//! Deterministic for a given seed (k-means++ seeding from core's splitmix64 stream, Lloyd iterations in a fixed
+//! Deterministic for a given seed (k-means++ seeding from `paragraf_stats::rng`'s SplitMix64 stream, Lloyd iterations in a fixed
 //! order), so a bundle can be rebuilt bit for bit; the seed is recorded in the bundle's parameters.
 
 use paragraf_stats::rng::SplitMix64;

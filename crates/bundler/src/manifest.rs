@@ -1,6 +1,6 @@
 //! `manifest.json` and the bundles it lists, on disk: the native side of [`paragraf_core::manifest`].
 //!
-//! The contract (types, parsing with file-name checks, hashing) is core's, shared with the browser; this module
+//! The contract (types, parsing with file-name checks) is `paragraf_core::manifest`'s (hashing `paragraf_format::digest`'s), shared with the browser; this module
 //! adds what needs files: loading with a size limit, saving atomically (merged on every build, so entries of
 //! other laws and strategies survive), the entries of freshly written bundles, and [`read_listed`], the one way
 //! native tools read a bundle the manifest lists. It joins the name safely, reads at most the listed size (a
@@ -14,6 +14,7 @@ use std::path::Path;
 use paragraf_core::manifest::{self as contract, verify_bytes, MAX_MANIFEST_BYTES};
 use paragraf_engine::bundle::{LawBundle, StrategyBundle};
 use paragraf_format::digest::sha256_hex;
+use paragraf_format::fault::{Blame, Fault};
 use paragraf_format::frame::{BundleError, FORMAT_VERSION};
 use paragraf_format::strategy::Strategy;
 use paragraf_fs::FsError;
@@ -22,9 +23,10 @@ use paragraf_law::Law;
 
 pub use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 
-/// Why the manifest, or a bundle it lists, could not be used. Every message names the file.
+/// Why a bundle folder (its manifest, or a bundle the manifest lists) could not be read or written. Every message
+/// names the file.
 #[derive(Debug, thiserror::Error)]
-pub enum ManifestError {
+pub enum FolderError {
     /// Reading failed (a missing file included).
     #[error("{path}: {source}")]
     Io {
@@ -59,27 +61,27 @@ pub enum ManifestError {
 }
 
 /// Reads `dir/manifest.json` (at most [`MAX_MANIFEST_BYTES`]), or starts an empty one when there is none.
-pub fn load_or_new(dir: &Path) -> Result<Manifest, ManifestError> {
+pub fn load_or_new(dir: &Path) -> Result<Manifest, FolderError> {
     let path = dir.join(MANIFEST);
     let shown = path.display().to_string();
     let bytes = match paragraf_fs::open_regular(&path) {
         Ok(file) => read_at_most(file, MAX_MANIFEST_BYTES as u64 + 1, &shown)?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Manifest::default()),
         Err(source) => {
-            return Err(ManifestError::Io {
+            return Err(FolderError::Io {
                 path: shown,
                 source,
             })
         }
     };
-    Manifest::parse(&bytes).map_err(|source| ManifestError::Invalid {
+    Manifest::parse(&bytes).map_err(|source| FolderError::Invalid {
         path: shown,
         source,
     })
 }
 
 /// Writes `dir/manifest.json` atomically and durably, stamped with this generator and format version.
-pub fn save(manifest: &mut Manifest, dir: &Path) -> Result<(), ManifestError> {
+pub fn save(manifest: &mut Manifest, dir: &Path) -> Result<(), FolderError> {
     manifest.generator = crate::builder::GENERATOR.to_string();
     manifest.format_version = FORMAT_VERSION;
     paragraf_fs::write_atomic(&dir.join(MANIFEST), manifest.to_json().as_bytes())?;
@@ -134,11 +136,11 @@ pub fn bundle_entry(
 }
 
 /// Reads at most `limit` bytes of `file`.
-fn read_at_most(file: std::fs::File, limit: u64, shown: &str) -> Result<Vec<u8>, ManifestError> {
+fn read_at_most(file: std::fs::File, limit: u64, shown: &str) -> Result<Vec<u8>, FolderError> {
     let mut bytes = Vec::new();
     file.take(limit)
         .read_to_end(&mut bytes)
-        .map_err(|source| ManifestError::Io {
+        .map_err(|source| FolderError::Io {
             path: shown.to_string(),
             source,
         })?;
@@ -152,63 +154,65 @@ pub fn read_listed(
     file: &str,
     size: u64,
     sha256: &str,
-) -> Result<Vec<u8>, ManifestError> {
+) -> Result<Vec<u8>, FolderError> {
     let path = paragraf_fs::join_name(dir, file)?;
     let shown = path.display().to_string();
-    let opened = paragraf_fs::open_regular(&path).map_err(|source| ManifestError::Io {
+    let opened = paragraf_fs::open_regular(&path).map_err(|source| FolderError::Io {
         path: shown.clone(),
         source,
     })?;
     let bytes = read_at_most(opened, size.saturating_add(1), &shown)?;
-    verify_bytes(&shown, &bytes, size, sha256).map_err(ManifestError::Listed)?;
+    verify_bytes(&shown, &bytes, size, sha256).map_err(FolderError::Listed)?;
     Ok(bytes)
 }
 
 /// The law an entry lists ([`read_law_bundle`] without its index).
-pub fn read_law(dir: &Path, entry: &LawEntry) -> Result<Law, ManifestError> {
+pub fn read_law(dir: &Path, entry: &LawEntry) -> Result<Law, FolderError> {
     read_law_bundle(dir, entry).map(|bundle| bundle.law)
 }
 
 /// The law bundle an entry lists, verified ([`read_listed`]) and checked to hold that law.
-pub fn read_law_bundle(dir: &Path, entry: &LawEntry) -> Result<LawBundle, ManifestError> {
+pub fn read_law_bundle(dir: &Path, entry: &LawEntry) -> Result<LawBundle, FolderError> {
     let bytes = read_listed(dir, &entry.file, entry.bytes, &entry.sha256)?;
     let path = dir.join(&entry.file).display().to_string();
     let bundle = match LawBundle::from_bytes(&bytes) {
         Ok(bundle) => bundle,
-        Err(source) => return Err(ManifestError::Bundle { path, source }),
+        Err(source) => return Err(FolderError::Bundle { path, source }),
     };
     entry
         .check_law(&path, &bundle.law)
-        .map_err(ManifestError::Listed)?;
+        .map_err(FolderError::Listed)?;
     Ok(bundle)
 }
 
 /// The strategy bundle an entry lists, verified ([`read_listed`]) and checked to hold that law, strategy and
 /// model.
-pub fn read_strategy(dir: &Path, entry: &BundleEntry) -> Result<StrategyBundle, ManifestError> {
+pub fn read_strategy(dir: &Path, entry: &BundleEntry) -> Result<StrategyBundle, FolderError> {
     let bytes = read_listed(dir, &entry.file, entry.bytes, &entry.sha256)?;
     let path = dir.join(&entry.file).display().to_string();
     let bundle = match StrategyBundle::from_bytes(&bytes) {
         Ok(bundle) => bundle,
-        Err(source) => return Err(ManifestError::Bundle { path, source }),
+        Err(source) => return Err(FolderError::Bundle { path, source }),
     };
     entry
         .check_bundle(&path, &bundle)
-        .map_err(ManifestError::Listed)?;
+        .map_err(FolderError::Listed)?;
     Ok(bundle)
 }
 
-impl ManifestError {
-    /// Whether the folder's contents are at fault (a damaged, foreign or mislabeled file, an unusable
-    /// manifest), rather than the disk: rerunning unchanged fails again. The CLI exits 2 for these.
-    pub fn is_bad_data(&self) -> bool {
+impl Blame for FolderError {
+    /// The folder's contents are at fault (a damaged, foreign or mislabeled file, an unusable manifest) rather
+    /// than the disk when rerunning unchanged fails again.
+    fn fault(&self) -> Fault {
         match self {
-            ManifestError::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
-            ManifestError::Invalid { .. }
-            | ManifestError::Listed(_)
-            | ManifestError::Bundle { .. } => true,
-            ManifestError::Fs(FsError::Name(_)) => true,
-            ManifestError::Fs(_) => false,
+            FolderError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Fault::Input
+            }
+            FolderError::Invalid { .. }
+            | FolderError::Listed(_)
+            | FolderError::Bundle { .. }
+            | FolderError::Fs(FsError::Name(_)) => Fault::Input,
+            FolderError::Io { .. } | FolderError::Fs(_) => Fault::Other,
         }
     }
 }

@@ -2,6 +2,7 @@
 // A command line's output is its interface: printing is what this binary is for.
 #![allow(clippy::print_stdout)]
 use clap::{Parser, Subcommand};
+use paragraf_format::fault::{first_fault, Fault, FaultOf};
 
 mod cmd;
 
@@ -98,59 +99,36 @@ fn describe(error: &anyhow::Error) -> String {
 ///
 /// * 2: a usage or data error — the invocation or the files it names are at fault, and rerunning unchanged
 ///   fails again. Clap's usage errors exit 2 by themselves; after parsing, an error counts as one when any
-///   error in its chain is a [`cmd::library::Refusal`] (which commands raise for unusable arguments and inputs,
-///   such as a folder without bundles) or one of the typed errors of bad input data: a law XML that does not parse
-///   (alone, or as one of many in `corpus scan` and `build --laws`, which report it and go on with the others), a
-///   bundle, manifest or report that is not ours or is damaged, a name or strategy that does not exist, JSON
-///   that does not have the expected shape.
+///   error in its chain says so ([`paragraf_format::fault::Blame`], asked through [`FAULTS`]): a
+///   [`cmd::library::Refusal`] (which commands raise for unusable arguments and inputs, such as a folder without
+///   bundles) or one of the typed errors of bad input data: a law XML that does not parse (alone, or as one of
+///   many in `corpus scan` and `build --laws`, which report it and go on with the others), a bundle, manifest or
+///   report that is not ours or is damaged, a name or strategy that does not exist, JSON that does not have the
+///   expected shape.
 /// * 1: everything else: disk, network, the encoder, a bug.
 fn exit_code(error: &anyhow::Error) -> i32 {
-    let data = error.chain().any(|cause| {
-        cause.is::<cmd::library::Refusal>()
-            || cause.is::<paragraf_corpus::gii::ParseError>()
-            || cause
-                .downcast_ref::<paragraf_corpus::fetch::FetchError>()
-                .is_some_and(|e| {
-                    matches!(
-                        e,
-                        paragraf_corpus::fetch::FetchError::Bomb { .. }
-                            | paragraf_corpus::fetch::FetchError::Archive { .. }
-                            | paragraf_corpus::fetch::FetchError::Slug(_)
-                    )
-                })
-            || cause
-                .downcast_ref::<paragraf_corpus::archive::ArchiveError>()
-                .is_some_and(|e| {
-                    matches!(
-                        e,
-                        paragraf_corpus::archive::ArchiveError::EntryTooLarge { .. }
-                            | paragraf_corpus::archive::ArchiveError::Bomb { .. }
-                    )
-                })
-            || cause.is::<paragraf_format::frame::BundleError>()
-            || cause.is::<paragraf_core::manifest::ManifestError>()
-            || cause
-                .downcast_ref::<paragraf_bundler::manifest::ManifestError>()
-                .is_some_and(|e| e.is_bad_data())
-            || cause
-                .downcast_ref::<paragraf_bundler::federal::FederalError>()
-                .is_some_and(|e| e.is_bad_data())
-            || cause.is::<paragraf_eval::report::ReportError>()
-            || cause.is::<paragraf_engine::learning::LearningError>()
-            || cause.is::<paragraf_format::names::NameError>()
-            || cause.is::<paragraf_format::strategy::UnknownStrategy>()
-            || cause.is::<serde_json::Error>()
-            || cause.is::<paragraf_proxy::ConfigError>()
-            || cause
-                .downcast_ref::<paragraf_proxy::ServeError>()
-                .is_some_and(|e| matches!(e, paragraf_proxy::ServeError::Config(_)))
-    });
-    if data {
+    let input = error
+        .chain()
+        .any(|cause| first_fault(cause, &FAULTS) == Some(Fault::Input));
+    if input {
         2
     } else {
         1
     }
 }
+
+/// Every library's answer to "is this cause one of your errors, and whose fault is it?"
+/// ([`paragraf_format::fault`]), and the binary's own ([`cmd::fault_of`]).
+const FAULTS: [FaultOf; 8] = [
+    paragraf_format::fault::fault_of,
+    paragraf_corpus::fault_of,
+    paragraf_engine::fault_of,
+    paragraf_core::fault_of,
+    paragraf_eval::fault_of,
+    paragraf_bundler::fault_of,
+    paragraf_proxy::fault_of,
+    cmd::fault_of,
+];
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {

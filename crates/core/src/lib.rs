@@ -13,3 +13,10 @@ pub mod federal;
 pub mod finder;
 pub mod manifest;
 pub mod results;
+
+/// The fault of `cause` if it is one of this crate's errors ([`paragraf_format::fault`]).
+pub fn fault_of(
+    cause: &(dyn std::error::Error + 'static),
+) -> Option<paragraf_format::fault::Fault> {
+    paragraf_format::fault::blame::<manifest::ManifestError>(cause)
+}

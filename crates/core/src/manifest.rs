@@ -55,6 +55,12 @@ pub enum ManifestError {
     },
 }
 
+impl paragraf_format::fault::Blame for ManifestError {
+    fn fault(&self) -> paragraf_format::fault::Fault {
+        paragraf_format::fault::Fault::Input
+    }
+}
+
 /// The whole manifest.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {

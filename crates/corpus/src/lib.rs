@@ -1,6 +1,6 @@
 //! Reads the official gesetze-im-internet.de XML into Paragraf's law model ([`paragraf_law::Law`]).
 //!
-//! Native only: XML parsing, archives and downloads stay out of the wasm core, whose data types this crate fills.
+//! Native only: XML parsing, archives and downloads stay out of the IO-free crates; this one fills `paragraf-law`'s model.
 
 pub mod archive;
 pub mod fetch;
@@ -12,3 +12,48 @@ pub use archive::ArchiveError;
 pub use fetch::{fetch_law, FetchError, DEFAULT_BASE_URL};
 pub use gii::{default_slug, parse_bytes, parse_file, parse_str, ParseError, ParseOptions};
 pub use source::{for_each_law, SourceError, SourceLaw};
+
+use paragraf_format::fault::{blame, first_fault, Blame, Fault};
+
+/// The fault of `cause` if it is one of this crate's errors ([`paragraf_format::fault`]).
+pub fn fault_of(cause: &(dyn std::error::Error + 'static)) -> Option<Fault> {
+    first_fault(
+        cause,
+        &[
+            blame::<ParseError>,
+            blame::<FetchError>,
+            blame::<ArchiveError>,
+        ],
+    )
+}
+
+impl Blame for ParseError {
+    fn fault(&self) -> Fault {
+        Fault::Input
+    }
+}
+
+impl Blame for FetchError {
+    /// A bomb, a broken archive or a bad slug is the input's fault; the network is not.
+    fn fault(&self) -> Fault {
+        match self {
+            FetchError::Bomb { .. } | FetchError::Archive { .. } | FetchError::Slug(_) => {
+                Fault::Input
+            }
+            // A law that does not parse is blamed by its own error, the next cause in the chain.
+            FetchError::Http { .. } | FetchError::NotFound { .. } | FetchError::Parse(_) => {
+                Fault::Other
+            }
+        }
+    }
+}
+
+impl Blame for ArchiveError {
+    /// An entry too large or a bomb is the archive's fault; reading it is not.
+    fn fault(&self) -> Fault {
+        match self {
+            ArchiveError::EntryTooLarge { .. } | ArchiveError::Bomb { .. } => Fault::Input,
+            ArchiveError::Read { .. } => Fault::Other,
+        }
+    }
+}

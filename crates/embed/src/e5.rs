@@ -25,7 +25,7 @@ pub fn from_container(c: &Container) -> Result<E5Encoder, EmbedError> {
     })
 }
 
-/// The container's weights as the core encoder stores them (the source of the browser's model file).
+/// The container's weights as `paragraf_e5` stores them (the source of the browser's model file).
 pub fn weights(c: &Container) -> Result<E5Weights, EmbedError> {
     let cfg = &c.config;
     let (h, ff) = (cfg.hidden, cfg.ffn);

@@ -25,7 +25,7 @@ pub mod model;
 
 use std::path::PathBuf;
 
-/// What a text is (question or statute text); defined in core, where the browser's encoder needs it too.
+/// What a text is (question or statute text); defined in paragraf-e5, where the browser's encoder needs it too.
 pub use paragraf_e5::TextKind;
 
 /// Anything that turns texts into L2-normalised vectors of one fixed dimension.

@@ -20,6 +20,13 @@ pub mod bundle;
 pub mod expansion;
 pub mod learning;
 
+/// The fault of `cause` if it is one of this crate's errors ([`paragraf_format::fault`]).
+pub fn fault_of(
+    cause: &(dyn std::error::Error + 'static),
+) -> Option<paragraf_format::fault::Fault> {
+    paragraf_format::fault::blame::<learning::LearningError>(cause)
+}
+
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -418,7 +425,7 @@ fn build_section_bm25(law: &Law, sections: &[u32], title_weight: usize) -> Bm25I
 
 /// A law's section-level BM25 index as its law bundle carries it ([`LawBundle::index`]), built at build time so
 /// that loading a law analyses no text (for the BGB 185 ms natively and most of a second of frozen page in the
-/// browser, against 6–7.5 ms from the bundle: `cargo bench -p paragraf-core -- load`).
+/// browser, against 6–7.5 ms from the bundle: `cargo bench -p paragraf-engine -- load`).
 ///
 /// The index must be the one this build's analyzer would make, or a search would see other terms than the
 /// query's. Instead of a version number someone must remember to raise, the bundle stores a fingerprint of the

@@ -1,7 +1,7 @@
 //! The paper's protocol over the engine the browser uses: rank every question, score the rankings, time the
 //! searches, and test whether strategies differ.
 //!
-//! Pure like the rest of core: questions arrive as text with their vectors already embedded, and the clock is
+//! IO-free like the crates below it: questions arrive as text with their vectors already embedded, and the clock is
 //! passed in (`std::time::Instant` does not exist in the browser), so the CLI and any other front end run the
 //! same harness and get the same figures. Rankings are taken 100 sections deep (Recall@100) while the timed
 //! passes use the options as given (10 sections), as a user's query would.

@@ -12,6 +12,13 @@ pub mod harness;
 pub mod question;
 pub mod report;
 
+/// The fault of `cause` if it is one of this crate's errors ([`paragraf_format::fault`]).
+pub fn fault_of(
+    cause: &(dyn std::error::Error + 'static),
+) -> Option<paragraf_format::fault::Fault> {
+    paragraf_format::fault::blame::<report::ReportError>(cause)
+}
+
 use serde::Deserialize;
 
 /// One GerLayQA question as stored in the dataset files.

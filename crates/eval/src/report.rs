@@ -108,6 +108,12 @@ pub enum ReportError {
     },
 }
 
+impl paragraf_format::fault::Blame for ReportError {
+    fn fault(&self) -> paragraf_format::fault::Fault {
+        paragraf_format::fault::Fault::Input
+    }
+}
+
 impl Report {
     /// Parses `report.json`.
     pub fn parse(bytes: &[u8]) -> Result<Report, ReportError> {

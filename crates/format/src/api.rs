@@ -7,9 +7,11 @@
 //! "scales": [...]`, where each component is approximately `int8[i] * scale` (symmetric quantisation with
 //! `scale = max|v| / 127`): a quarter of the bytes on the wire, and plenty for ranking (cosine error < 1e-3).
 //!
-//! The shapes live here, in core, because both ends read them: the proxy writes answers and the browser (and
-//! the command line) reads them; every type is `Serialize` and `Deserialize`. What the proxy accepts (limits,
-//! its error answers) is the proxy's business and stays there.
+//! Refusal: `{"error": "...", "code": "..."}` ([`ErrorBody`]) with an HTTP error status.
+//!
+//! The shapes live here, in the contracts crate, because both ends read them: the proxy writes answers and the
+//! browser (and the command line) reads them; every type is `Serialize` and `Deserialize`. What the proxy accepts
+//! (limits) and when it refuses is the proxy's business and stays there.
 
 use serde::{Deserialize, Serialize};
 
@@ -243,6 +245,16 @@ impl Health {
             ..EmbedRequest::single(text)
         })
     }
+}
+
+/// The body of every refusal the proxy sends, with an HTTP error status.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// What went wrong, for people.
+    pub error: String,
+    /// A stable machine-readable code (`text_too_long` …); absent in other servers' errors.
+    #[serde(default)]
+    pub code: String,
 }
 
 #[cfg(test)]

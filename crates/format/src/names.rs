@@ -3,7 +3,7 @@
 //!
 //! Why: a law's abbreviation comes from the XML (`jurabk`), a slug from a user or a catalogue, a file name from a
 //! `manifest.json` anybody can edit. Each becomes part of a path or a URL, so each is held to a small documented
-//! alphabet here, in core, where the CLI and the browser both see the same rule. Native code turns checked names
+//! alphabet here, in paragraf-format, where the CLI and the browser both see the same rule. Native code turns checked names
 //! into paths with `paragraf_fs::join_name`.
 //!
 //! * Law abbreviation: 1–64 characters; letters (including umlauts and ß), digits, space and `- / § . , ( ) & '`;

@@ -12,7 +12,7 @@
 //!   only after [`paragraf_format::names`] accepts it, so it cannot leave the folder it is joined to.
 //!
 //! Why a crate of its own: the corpus fetcher, the bundler, the embedding cache and the model fetcher all write
-//! files; before, each had its own rename routine and only two synced. Core stays IO-free, so the rules live here.
+//! files; before, each had its own rename routine and only two synced. The IO-free crates stay IO-free, so the rules live here.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

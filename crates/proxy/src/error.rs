@@ -5,6 +5,8 @@
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use paragraf_format::api::ErrorBody;
+use paragraf_format::fault::{Blame, Fault};
 
 /// A configuration that cannot work.
 #[derive(Debug, thiserror::Error)]
@@ -12,6 +14,12 @@ pub enum ConfigError {
     /// A setting is out of range or malformed; the message names it.
     #[error("invalid proxy configuration: {0}")]
     Invalid(String),
+}
+
+impl Blame for ConfigError {
+    fn fault(&self) -> Fault {
+        Fault::Input
+    }
 }
 
 /// Failure to start or run the server.
@@ -31,6 +39,15 @@ pub enum ServeError {
     /// Other I/O failure while serving (runtime start, accept loop).
     #[error("proxy I/O error: {0}")]
     Io(#[from] std::io::Error),
+}
+
+impl Blame for ServeError {
+    fn fault(&self) -> Fault {
+        match self {
+            ServeError::Config(_) => Fault::Input,
+            ServeError::Bind { .. } | ServeError::Io(_) => Fault::Other,
+        }
+    }
 }
 
 /// What to do about the usual reasons a port cannot be bound.
@@ -87,7 +104,10 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({ "error": self.message, "code": self.code });
+        let body = ErrorBody {
+            error: self.message,
+            code: self.code.to_string(),
+        };
         let mut response = (self.status, axum::Json(body)).into_response();
         if let Some(secs) = self.retry_after {
             response

@@ -29,6 +29,14 @@ pub mod site;
 pub use config::{default_concurrency, Config, DEFAULT_BIND};
 pub use error::{ApiError, ConfigError, ServeError};
 pub use models::check_models;
+
+/// The fault of `cause` if it is one of this crate's errors ([`paragraf_format::fault`]).
+pub fn fault_of(
+    cause: &(dyn std::error::Error + 'static),
+) -> Option<paragraf_format::fault::Fault> {
+    use paragraf_format::fault::{blame, first_fault};
+    first_fault(cause, &[blame::<ConfigError>, blame::<ServeError>])
+}
 pub use server::{run_blocking, shutdown_signal, Server, VERSION};
 
 /// Sends the proxy's log lines (and the libraries') to stderr at `level` (`error`, `warn`, `info`, `debug`,

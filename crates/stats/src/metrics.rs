@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn ties_broken_by_order_change_only_the_tied_positions() {
-        // Two sections with equal scores are ranked by index (see search::Hit::rank_cmp); swapping them
+        // Two sections with equal scores are ranked by index (see paragraf_index::Hit::rank_cmp); swapping them
         // moves the gold hit from rank 1 to rank 2.
         assert!(close(reciprocal_rank_at(&[3, 8], &[3], 10), 1.0));
         assert!(close(reciprocal_rank_at(&[8, 3], &[3], 10), 0.5));

@@ -36,7 +36,7 @@ pub enum FromWorker {
         /// Time to verify, decode and prepare it (ms).
         ms: f64,
     },
-    /// The model file cannot be used (the core's reason).
+    /// The model file cannot be used (`paragraf-e5`'s or the manifest check's reason).
     Rejected {
         /// Why.
         reason: String,

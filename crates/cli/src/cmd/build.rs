@@ -1,13 +1,13 @@
 //! `paragraf build`: law XML -> law bundle + strategy bundles + manifest; one law (`--law`) or many from the
-//! federal archive or a folder (`--laws`), incrementally.
+//! federal archive or a folder (`--laws`), incrementally. The arguments and the rendering; the build itself is
+//! `paragraf_bundler::pipeline`'s.
 
 use crate::cmd::corpus::{load_law, CorpusDir};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use paragraf_bundler::builder::{
-    build, BuildOptions, BuildReport, BundleFolder, Embedder, Precision,
-};
+use paragraf_bundler::builder::{BuildOptions, BuildReport, BundleFolder, Embedder, Precision};
 use paragraf_bundler::generate::{Generator, LlmClient, LlmConfig};
+use paragraf_bundler::pipeline::{self, Event, Finished, LawList, Laws, Plan};
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::container::Container;
@@ -140,19 +140,21 @@ enum PrecisionArg {
 
 pub fn run(args: BuildArgs) -> Result<()> {
     let strategies = parse_strategy_list(&args.strategies)?;
-    let wanted = args.laws.as_deref().map(LawList::parse).transpose()?;
-    if wanted.is_some() {
-        paragraf_corpus::source::check(&args.from)?;
-    }
-    let started = std::time::SystemTime::now();
-    for name in paragraf_fs::remove_leftovers(&args.out)? {
-        eprintln!("removed {name}: a temporary file of an earlier build that was killed");
-    }
-    let single = match wanted {
-        None => Some(load_law(&args.law, &args.corpus.corpus_dir)?),
-        Some(_) => None,
+    let laws = match args.laws.as_deref() {
+        None => Laws::One(load_law(&args.law, &args.corpus.corpus_dir)?),
+        Some(spec) => {
+            paragraf_corpus::source::check(&args.from)?;
+            Laws::Many {
+                source: &args.from,
+                wanted: law_list(spec)?,
+                rebuild: args.rebuild,
+            }
+        }
     };
-    let built_law = single.as_ref().map(|law| law.abbreviation.clone());
+    let built_law = match &laws {
+        Laws::One(law) => Some(law.abbreviation.clone()),
+        Laws::Many { .. } => None,
+    };
     let title = match args.document_title {
         TitleArg::None => DocumentTitle::None,
         TitleArg::FirstLine => {
@@ -227,74 +229,36 @@ pub fn run(args: BuildArgs) -> Result<()> {
             encoder.dim(),
         )?)
     };
-    let mut embedder = Embedder::new(
+    let embedder = Embedder::new(
         encoder.as_ref(),
         args.model.clone(),
         e5.tokenizer(),
         cache,
         &progress,
     );
-    let outcome = match (single, wanted) {
-        (Some(law), _) => {
-            let report = build(
-                &law,
-                None,
-                &strategies,
-                &mut embedder,
-                &mut generator,
-                &mut folder,
-            )
-            .with_context(|| {
-                format!("building {} into {}", law.abbreviation, args.out.display())
-            })?;
-            print_strategies(&report);
-            Ok((report, None))
-        }
-        (None, Some(wanted)) => {
-            let mut embedder = embedder.quiet();
-            let many = Many {
-                source: &args.from,
-                wanted: &wanted,
-                rebuild: args.rebuild,
-                strategies: &strategies,
-                model: args.model.model_id(),
-            };
-            many.build(&mut embedder, &mut generator, &mut folder, &progress)
-        }
-        (None, None) => unreachable!("either --law or --laws"),
-    };
-    // What was built stays listed, also when the build stopped; skipped laws are reported at the end.
-    folder.save()?;
-    let (report, problem) = outcome?;
-    // The browser's query encoder (e5 bundles only; a Gemma build removes a listed one).
     let thesaurus = paragraf_bundler::expansion::read_thesaurus(&args.thesaurus).ok();
-    let written = paragraf_bundler::browser_model::write(
-        &args.out,
-        || e5::weights(&Container::open(&e5_path)?),
-        thesaurus.as_ref(),
-    )
-    .with_context(|| {
-        format!(
-            "writing the browser's query encoder into {}",
-            args.out.display()
-        )
+    let plan = Plan {
+        laws,
+        strategies: &strategies,
+        model: args.model.model_id(),
+        thesaurus: thesaurus.as_ref(),
+        e5_weights: Box::new(|| e5::weights(&Container::open(&e5_path)?)),
+        shard_bytes: paragraf_core::federal::files::SHARD_BYTES,
+    };
+    let mut shown = Shown::new(&progress);
+    let finished = pipeline::run(plan, embedder, &mut generator, &mut folder, |event| {
+        shown.event(event)
     })?;
-    if let Some(entry) = written {
+    shown.done();
+    let problem = report_laws(&finished, built_law.is_none(), &args.from);
+    if let Some(entry) = &finished.encoder {
         eprintln!(
             "browser query encoder {}: {} bytes, {} of {} word rows kept",
             entry.file, entry.bytes, entry.rows, entry.pieces
         );
     }
-    // The index across laws: written again when a law changed (a change drops the old one from the manifest).
-    if args.laws.is_some()
-        && paragraf_bundler::manifest::load_or_new(&args.out)?
-            .federal
-            .is_none()
-    {
-        super::federal::write(&args.out, paragraf_core::federal::files::SHARD_BYTES)?;
-    }
-    for name in remove_orphans(&args.out, started)? {
-        eprintln!("removed {name}: a bundle manifest.json does not list, left by an earlier build that was killed");
+    if let Some(summary) = &finished.federal {
+        super::federal::print_summary(summary);
     }
     if problem.is_none() {
         if let Some(questions) = &args.learn_from {
@@ -315,6 +279,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
             .context("learning after the build (--learn-from)")?;
         }
     }
+    let report = &finished.tally.report;
     println!(
         "embedded {} tokens in {:.1} s ({:.0} tokens/s); total {:.1} s; manifest: {}",
         report.tokens_embedded,
@@ -324,6 +289,111 @@ pub fn run(args: BuildArgs) -> Result<()> {
         args.out.join("manifest.json").display()
     );
     problem.map_or(Ok(()), Err)
+}
+
+/// The build's progress on the terminal: the strategies of one law, a bar over many (a line every 30 s without
+/// a terminal), the index across laws by tenths, what was cleaned up.
+struct Shown<'a> {
+    progress: &'a indicatif::MultiProgress,
+    bar: Option<indicatif::ProgressBar>,
+    last_line: std::time::Instant,
+    reading: super::federal::Reading,
+}
+
+impl<'a> Shown<'a> {
+    fn new(progress: &'a indicatif::MultiProgress) -> Self {
+        Shown {
+            progress,
+            bar: None,
+            last_line: std::time::Instant::now(),
+            reading: super::federal::Reading::default(),
+        }
+    }
+
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::LeftoverRemoved(name) => {
+                eprintln!("removed {name}: a temporary file of an earlier build that was killed")
+            }
+            Event::LawBuilt(report) => print_strategies(report),
+            Event::LawsCounted(total) => {
+                let bar = self.progress.add(indicatif::ProgressBar::new(total));
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "laws {wide_bar} {pos}/{len} {msg} eta {eta}",
+                    )
+                    .expect("valid template"),
+                );
+                self.bar = Some(bar);
+            }
+            Event::LawLookedAt(tally) => {
+                let Some(bar) = &self.bar else { return };
+                bar.set_position(tally.looked_at);
+                let msg = format!(
+                    "· built {}, unchanged {}, skipped {} · {} tokens embedded",
+                    tally.built,
+                    tally.unchanged,
+                    tally.skipped.len(),
+                    tally.report.tokens_embedded
+                );
+                // Without a terminal (logs, CI) the bar is hidden: a line every 30 s instead.
+                if bar.is_hidden() && self.last_line.elapsed().as_secs() >= 30 {
+                    eprintln!("laws {}/{} {msg}", tally.looked_at, bar.length().unwrap_or(0));
+                    self.last_line = std::time::Instant::now();
+                }
+                bar.set_message(msg);
+            }
+            Event::FederalReading { done, total } => {
+                self.done();
+                self.reading.show(done, total);
+            }
+            Event::OrphanRemoved(name) => eprintln!(
+                "removed {name}: a bundle manifest.json does not list, left by an earlier build that was killed"
+            ),
+        }
+    }
+
+    fn done(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Prints how the laws of a many-law build went; missing or skipped laws are the input's fault (exit 2, like a
+/// bad law alone), though the others were built.
+fn report_laws(finished: &Finished, many: bool, source: &Path) -> Option<anyhow::Error> {
+    if !many {
+        return None;
+    }
+    let tally = &finished.tally;
+    println!(
+        "laws: {} built, {} unchanged, {} skipped in {:.1} s from {}",
+        tally.built,
+        tally.unchanged,
+        tally.skipped.len(),
+        tally.report.seconds,
+        source.display()
+    );
+    for why in &tally.skipped {
+        eprintln!("skipped: {why}");
+    }
+    let refusal = |message: String| Some(anyhow::Error::new(super::library::Refusal(message)));
+    if !finished.missing.is_empty() {
+        refusal(format!(
+            "not in {}: {}; the other laws were built",
+            source.display(),
+            finished.missing.join(", ")
+        ))
+    } else if !tally.skipped.is_empty() {
+        refusal(format!(
+            "{} laws were skipped (listed above); the other {} are in the manifest",
+            tally.skipped.len(),
+            tally.built + tally.unchanged
+        ))
+    } else {
+        None
+    }
 }
 
 /// The local encoder, or the endpoints of `--embed-endpoint` checked against it.
@@ -369,315 +439,39 @@ fn print_strategies(report: &BuildReport) {
     }
 }
 
-/// Which laws `--laws` names.
-enum LawList {
-    /// Every law of the source.
-    All,
-    /// These abbreviations, in the order given.
-    Named(Vec<String>),
-}
-
 /// Longest `--laws @FILE` read (6,877 abbreviations take about 70 KB).
 const MAX_LAW_LIST_BYTES: u64 = 1 << 20;
 
-impl LawList {
-    fn parse(spec: &str) -> Result<LawList> {
-        let mut names: Vec<String> = if spec == "all" {
-            return Ok(LawList::All);
-        } else if let Some(file) = spec.strip_prefix('@') {
-            use std::io::Read;
-            let mut text = String::new();
-            paragraf_fs::open_regular(Path::new(file))
-                .and_then(|f| f.take(MAX_LAW_LIST_BYTES + 1).read_to_string(&mut text))
-                .with_context(|| format!("cannot read the law list {file}"))?;
-            if text.len() as u64 > MAX_LAW_LIST_BYTES {
-                bail!("the law list {file} has more than {MAX_LAW_LIST_BYTES} bytes: one abbreviation per line is far less");
-            }
-            text.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(str::to_string)
-                .collect()
-        } else {
-            spec.split(',').map(|n| n.trim().to_string()).collect()
-        };
-        for name in &names {
-            paragraf_format::names::check_law_abbreviation(name)
-                .with_context(|| format!("--laws {spec}"))?;
+/// The laws `--laws` names: `all`, a comma-separated list or `@FILE` (one abbreviation per line, `#` comments).
+fn law_list(spec: &str) -> Result<LawList> {
+    let mut names: Vec<String> = if spec == "all" {
+        return Ok(LawList::All);
+    } else if let Some(file) = spec.strip_prefix('@') {
+        use std::io::Read;
+        let mut text = String::new();
+        paragraf_fs::open_regular(Path::new(file))
+            .and_then(|f| f.take(MAX_LAW_LIST_BYTES + 1).read_to_string(&mut text))
+            .with_context(|| format!("cannot read the law list {file}"))?;
+        if text.len() as u64 > MAX_LAW_LIST_BYTES {
+            bail!("the law list {file} has more than {MAX_LAW_LIST_BYTES} bytes: one abbreviation per line is far less");
         }
-        if names.is_empty() {
-            bail!("--laws {spec} names no law: give `all`, a list such as `StVO,KSchG` or @FILE");
-        }
-        // A law named twice is built once (and the build knows when every named law is in).
-        let mut unique = std::collections::HashSet::new();
-        names.retain(|name| unique.insert(name.clone()));
-        Ok(LawList::Named(names))
-    }
-
-    fn wants(&self, law: &str) -> bool {
-        match self {
-            LawList::All => true,
-            LawList::Named(names) => names.iter().any(|n| n == law),
-        }
-    }
-}
-
-/// A build of many laws from one source.
-struct Many<'a> {
-    source: &'a Path,
-    wanted: &'a LawList,
-    rebuild: bool,
-    strategies: &'a [paragraf_format::strategy::Strategy],
-    model: String,
-}
-
-/// How the laws of a many-law build went.
-#[derive(Default)]
-struct Tally {
-    built: usize,
-    unchanged: usize,
-    /// `path: why`, for laws reported and skipped.
-    skipped: Vec<String>,
-    report: BuildReport,
-}
-
-impl Many<'_> {
-    fn build(
-        &self,
-        embedder: &mut Embedder,
-        generator: &mut Generator,
-        folder: &mut BundleFolder,
-        progress: &indicatif::MultiProgress,
-    ) -> Result<(BuildReport, Option<anyhow::Error>)> {
-        let started = std::time::Instant::now();
-        let total = match self.wanted {
-            LawList::Named(names) => names.len() as u64,
-            // A first pass counts them (about 10 s for the whole archive), for the ETA.
-            LawList::All => {
-                paragraf_corpus::for_each_law(self.source, |_| std::ops::ControlFlow::Continue(()))?
-                    as u64
-            }
-        };
-        let bar = progress.add(indicatif::ProgressBar::new(total));
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("laws {wide_bar} {pos}/{len} {msg} eta {eta}")
-                .expect("valid template"),
-        );
-        // A save every 30 s at most: a kill loses at most that much work (the embedding cache keeps the rest).
-        folder.save_every = std::time::Duration::from_secs(30);
-        let mut tally = Tally::default();
-        let mut stems: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-        let mut found: std::collections::HashSet<String> = std::collections::HashSet::new();
-        let mut seen: Vec<String> = Vec::new();
-        let mut failure = None;
-        let mut last_line = std::time::Instant::now();
-        paragraf_corpus::for_each_law(self.source, |entry| {
-            if let Ok(law) = &entry.result {
-                seen.push(law.abbreviation.clone());
-            }
-            let law = match entry.result {
-                Ok(law) if !self.wanted.wants(&law.abbreviation) => {
-                    return std::ops::ControlFlow::Continue(())
-                }
-                Ok(law) => law,
-                Err(e) => {
-                    tally.skipped.push(format!("{e}"));
-                    bar.inc(1);
-                    return std::ops::ControlFlow::Continue(());
-                }
-            };
-            bar.inc(1);
-            match self.one(
-                &law,
-                &entry.path,
-                &entry.sha256,
-                &mut stems,
-                &mut found,
-                embedder,
-                generator,
-                folder,
-            ) {
-                Ok(Some(report)) => {
-                    tally.built += 1;
-                    tally.report.tokens_embedded += report.tokens_embedded;
-                    tally.report.seconds_embedding += report.seconds_embedding;
-                }
-                Ok(None) => tally.unchanged += 1,
-                Err(Skip::Law(why)) => tally.skipped.push(why),
-                Err(Skip::Fatal(e)) => {
-                    failure =
-                        Some(e.context(format!("building {} ({})", law.abbreviation, entry.path)));
-                    return std::ops::ControlFlow::Break(());
-                }
-            }
-            let msg = format!(
-                "· built {}, unchanged {}, skipped {} · {} tokens embedded",
-                tally.built,
-                tally.unchanged,
-                tally.skipped.len(),
-                tally.report.tokens_embedded
-            );
-            // Without a terminal (logs, CI) the bar is hidden: a line every 30 s instead.
-            if bar.is_hidden() && last_line.elapsed().as_secs() >= 30 {
-                eprintln!("laws {}/{total} {msg}", bar.position());
-                last_line = std::time::Instant::now();
-            }
-            bar.set_message(msg);
-            // Every named law is in: the rest of the archive is not read (a few laws build in seconds, not
-            // after a pass over all 6,877).
-            match self.wanted {
-                LawList::Named(names) if found.len() == names.len() => {
-                    std::ops::ControlFlow::Break(())
-                }
-                _ => std::ops::ControlFlow::Continue(()),
-            }
-        })?;
-        bar.finish_and_clear();
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        tally.report.seconds = started.elapsed().as_secs_f64();
-        println!(
-            "laws: {} built, {} unchanged, {} skipped in {:.1} s from {}",
-            tally.built,
-            tally.unchanged,
-            tally.skipped.len(),
-            tally.report.seconds,
-            self.source.display()
-        );
-        let missing: Vec<String> = match self.wanted {
-            LawList::All => Vec::new(),
-            LawList::Named(names) => names
-                .iter()
-                .filter(|n| !found.contains(*n))
-                .map(|n| match similar(n, &seen) {
-                    Some(like) => format!("{n} (did you mean {like}?)"),
-                    None => n.clone(),
-                })
-                .collect(),
-        };
-        for why in &tally.skipped {
-            eprintln!("skipped: {why}");
-        }
-        // Bad data, like a bad law alone: exit 2 (see `exit_code` in main.rs), though the others were built.
-        let refusal = |message: String| Some(anyhow::Error::new(super::library::Refusal(message)));
-        let problem = if !missing.is_empty() {
-            refusal(format!(
-                "not in {}: {}; the other laws were built",
-                self.source.display(),
-                missing.join(", ")
-            ))
-        } else if !tally.skipped.is_empty() {
-            refusal(format!(
-                "{} laws were skipped (listed above); the other {} are in the manifest",
-                tally.skipped.len(),
-                tally.built + tally.unchanged
-            ))
-        } else {
-            None
-        };
-        Ok((tally.report, problem))
-    }
-
-    /// Builds one law; `Ok(None)` when it is unchanged.
-    #[allow(clippy::too_many_arguments)]
-    fn one(
-        &self,
-        law: &paragraf_law::Law,
-        path: &str,
-        sha256: &str,
-        stems: &mut std::collections::HashMap<String, String>,
-        found: &mut std::collections::HashSet<String>,
-        embedder: &mut Embedder,
-        generator: &mut Generator,
-        folder: &mut BundleFolder,
-    ) -> std::result::Result<Option<BuildReport>, Skip> {
-        let name = &law.abbreviation;
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()
+    } else {
+        spec.split(',').map(|n| n.trim().to_string()).collect()
+    };
+    for name in &names {
         paragraf_format::names::check_law_abbreviation(name)
-            .map_err(|e| Skip::Law(format!("{path}: {e}")))?;
-        // Two laws whose abbreviations map to one file name would overwrite each other's bundles.
-        let stem = paragraf_format::names::file_stem(name);
-        if let Some(first) = stems.get(&stem) {
-            return Err(Skip::Law(format!(
-                "{path}: {name} has the file name {stem} of {first}, built before it"
-            )));
-        }
-        stems.insert(stem, format!("{name} ({path})"));
-        found.insert(name.clone());
-        if law.active_sections().next().is_none() {
-            return Err(Skip::Law(format!("{path}: {name} has no text to search")));
-        }
-        if !self.rebuild && folder.is_current(name, sha256, self.strategies, &self.model) {
-            return Ok(None);
-        }
-        let report = build(
-            law,
-            Some(sha256),
-            self.strategies,
-            embedder,
-            generator,
-            folder,
-        )
-        .map_err(|e| Skip::Fatal(e.into()))?;
-        embedder.forget_texts();
-        Ok(Some(report))
+            .with_context(|| format!("--laws {spec}"))?;
     }
-}
-
-/// Up to three abbreviations of `seen` that start with `name` or match it ignoring case and spaces (`StVO` ->
-/// `StVO 2013`), for the message about a law that is not there.
-fn similar(name: &str, seen: &[String]) -> Option<String> {
-    let key = |s: &str| s.to_lowercase().replace(' ', "");
-    let wanted = key(name);
-    let mut like: Vec<&str> = seen
-        .iter()
-        .filter(|s| key(s).starts_with(&wanted))
-        .map(String::as_str)
-        .collect();
-    // `StVO 2013` (the name plus a version) before `StVorV` (a longer word).
-    like.sort_by_key(|s| (!s.starts_with(&format!("{name} ")), s.len()));
-    like.dedup();
-    like.truncate(3);
-    (!like.is_empty()).then(|| like.join(", "))
-}
-
-/// Why a law of a many-law build was not built.
-enum Skip {
-    /// This law only (reported, the others build).
-    Law(String),
-    /// The build cannot go on (disk full, the encoder failed).
-    Fatal(anyhow::Error),
-}
-
-/// Deletes the bundles (`*.pgb`) in `out` that its manifest does not list and that are older than `started`:
-/// a build killed between writing a bundle and listing it leaves such a file, and nothing else would ever
-/// remove it. Newer files may belong to a build running alongside and are kept. Returns the names removed.
-fn remove_orphans(out: &Path, started: std::time::SystemTime) -> Result<Vec<String>> {
-    let manifest_path = out.join(paragraf_core::manifest::MANIFEST);
-    let bytes = paragraf_fs::read_regular(&manifest_path)
-        .with_context(|| format!("cannot read {}", manifest_path.display()))?;
-    let manifest = paragraf_core::manifest::Manifest::parse(&bytes)
-        .with_context(|| format!("{}", manifest_path.display()))?;
-    let listed: std::collections::HashSet<&str> = manifest.files().collect();
-    let mut removed = Vec::new();
-    for entry in std::fs::read_dir(out).with_context(|| format!("cannot list {}", out.display()))? {
-        let entry = entry.with_context(|| format!("cannot list {}", out.display()))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let older = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|modified| modified < started);
-        if name.ends_with(".pgb")
-            && !name.starts_with('.')
-            && !listed.contains(name.as_str())
-            && older
-        {
-            std::fs::remove_file(entry.path()).with_context(|| {
-                format!("cannot remove the orphan bundle {}", entry.path().display())
-            })?;
-            removed.push(name);
-        }
+    if names.is_empty() {
+        bail!("--laws {spec} names no law: give `all`, a list such as `StVO,KSchG` or @FILE");
     }
-    removed.sort();
-    Ok(removed)
+    // A law named twice is built once (and the build knows when every named law is in).
+    let mut unique = std::collections::HashSet::new();
+    names.retain(|name| unique.insert(name.clone()));
+    Ok(LawList::Named(names))
 }

@@ -90,7 +90,7 @@ pub struct EvalArgs {
     /// the weight mixes in the vector of the question with its added words.
     #[arg(long, value_delimiter = ',', default_value = "0")]
     expansion_weight: Vec<f32>,
-    /// Weight of the citation-graph spread over each section ranking (0: off; `search::graph`). Several
+    /// Weight of the citation-graph spread over each section ranking (0: off; `paragraf_index::graph`). Several
     /// comma-separated weights: chosen by k-fold cross-validation like --expansion-weight (`graph-cv.md`).
     #[arg(long, value_delimiter = ',', default_value = "0")]
     graph_weight: Vec<f32>,

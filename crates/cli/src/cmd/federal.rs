@@ -24,15 +24,32 @@ pub fn run(args: FederalArgs) -> Result<()> {
 
 /// Writes the index of `dir` and prints what it holds.
 pub fn write(dir: &Path, shard_bytes: usize) -> Result<()> {
-    let mut shown = 0;
-    let summary = paragraf_bundler::federal::write(dir, shard_bytes, |done, total| {
-        // A line per tenth: reading 6,877 laws takes minutes.
-        if done * 10 / total > shown || done == total {
-            shown = done * 10 / total;
+    let mut reading = Reading::default();
+    let summary =
+        paragraf_bundler::federal::write(dir, shard_bytes, |done, total| reading.show(done, total))
+            .with_context(|| format!("writing the index across the laws of {}", dir.display()))?;
+    print_summary(&summary);
+    Ok(())
+}
+
+/// Progress while the index reads the folder's laws: a line per tenth (reading 6,877 laws takes minutes).
+#[derive(Default)]
+pub struct Reading {
+    shown: usize,
+}
+
+impl Reading {
+    /// `done` of `total` laws read.
+    pub fn show(&mut self, done: usize, total: usize) {
+        if done * 10 / total > self.shown || done == total {
+            self.shown = done * 10 / total;
             eprintln!("federal index: read {done}/{total} laws");
         }
-    })
-    .with_context(|| format!("writing the index across the laws of {}", dir.display()))?;
+    }
+}
+
+/// What a written index holds, on one line.
+pub fn print_summary(summary: &paragraf_bundler::federal::FederalSummary) {
     let entry = &summary.entry;
     let parts: Vec<String> = summary
         .parts
@@ -59,5 +76,4 @@ pub fn write(dir: &Path, shard_bytes: usize) -> Result<()> {
         summary.seconds_reading,
         summary.seconds_indexing
     );
-    Ok(())
 }

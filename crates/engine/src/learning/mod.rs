@@ -240,6 +240,12 @@ pub enum LearningError {
     },
 }
 
+impl paragraf_format::fault::Blame for LearningError {
+    fn fault(&self) -> paragraf_format::fault::Fault {
+        paragraf_format::fault::Fault::Input
+    }
+}
+
 /// What [`LearnedFile::resolve`] could not match, to be named as warnings.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResolveWarnings {
