@@ -33,9 +33,9 @@ pub fn App() -> impl IntoView {
 
     // The proxy's answer to /health decides whether dense search is possible at all.
     Effect::new(move |_| {
-        if let Some(Some(Err(e))) = ctx.proxy.get() {
-            if ctx.mode.get_untracked() != Mode::Bm25 {
-                ctx.proxy_problem.set(Some(e));
+        if let Some(Some(Err(e))) = ctx.vectors.proxy.get() {
+            if ctx.choices.mode.get_untracked() != Mode::Bm25 {
+                ctx.vectors.proxy_problem.set(Some(e));
             }
         }
     });
@@ -61,7 +61,7 @@ pub fn App() -> impl IntoView {
     // The app lives as long as the page: the listener is never removed.
     std::mem::forget(handle);
 
-    let page = ctx.page;
+    let page = ctx.choices.page;
     view! {
         <header class="top">
             <a class="brand" href="?" on:click=move |ev| { ev.prevent_default(); page.set(Page::Search); }>"Paragraf"</a>
@@ -69,7 +69,7 @@ pub fn App() -> impl IntoView {
             <nav aria-label="Seiten">
                 <a href="?" class:active=move || page.get() == Page::Search
                     on:click=move |ev| { ev.prevent_default(); page.set(Page::Search); }>"Suche"</a>
-                {move || ctx.manifest.get().and_then(|m| m.ok()).is_some_and(|m| m.federal.is_some()).then(|| view! {
+                {move || ctx.folder.manifest.get().and_then(|m| m.ok()).is_some_and(|m| m.federal.is_some()).then(|| view! {
                     <a id="nav-all-laws" href="?page=alle" class:active=move || page.get() == Page::AllLaws
                         on:click=move |ev| { ev.prevent_default(); page.set(Page::AllLaws); }>"Alle Gesetze"</a>
                 })}

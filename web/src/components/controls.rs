@@ -19,8 +19,8 @@ pub fn SearchRow(placeholder: &'static str) -> impl IntoView {
         <div class="searchrow">
             <input id="q" name="q" type="search" autocomplete="off" enterkeyhint="search"
                 placeholder=placeholder
-                prop:value=move || ctx.input.get()
-                on:input=move |ev| ctx.input.set(event_target_value(&ev))/>
+                prop:value=move || ctx.choices.input.get()
+                on:input=move |ev| ctx.choices.input.set(event_target_value(&ev))/>
             <button type="submit">"Suchen"</button>
         </div>
     }
@@ -32,7 +32,8 @@ pub fn SearchRow(placeholder: &'static str) -> impl IntoView {
 pub fn ModeChoice() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let lexical_only = move || {
-        ctx.manifest
+        ctx.folder
+            .manifest
             .get()
             .and_then(|m| m.ok())
             .is_some_and(|m| !m.has_vectors())
@@ -41,9 +42,9 @@ pub fn ModeChoice() -> impl IntoView {
         view! {
             <label title=hint>
                 <input type="radio" name="mode" value=mode.name()
-                    prop:checked=move || mode == if lexical_only() { Mode::Bm25 } else { ctx.mode.get() }
+                    prop:checked=move || mode == if lexical_only() { Mode::Bm25 } else { ctx.choices.mode.get() }
                     disabled=move || mode != Mode::Bm25 && lexical_only()
-                    on:change=move |_| ctx.mode.set(mode)/>
+                    on:change=move |_| ctx.choices.mode.set(mode)/>
                 {label}
             </label>
         }
@@ -69,21 +70,21 @@ pub fn Advanced(children: Children) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let changed = move || {
         let mut changed = Vec::new();
-        if ctx.mode.get() != Mode::default() {
-            changed.push(ctx.mode.get().name().to_string());
+        if ctx.choices.mode.get() != Mode::default() {
+            changed.push(ctx.choices.mode.get().name().to_string());
         }
-        let strategy = ctx.strategy.get();
+        let strategy = ctx.choices.strategy.get();
         if !strategy.is_empty() && strategy != "section" {
             changed.push(strategy);
         }
-        if !ctx.expand.get() {
+        if !ctx.choices.expand.get() {
             changed.push("ohne Synonyme".to_string());
         }
-        if ctx.graph.get() {
+        if ctx.choices.graph.get() {
             changed.push("Verweisgraph".to_string());
         }
-        if ctx.unit_search.get() != UnitSearch::default() {
-            changed.push(ctx.unit_search.get().name().to_string());
+        if ctx.choices.unit_search.get() != UnitSearch::default() {
+            changed.push(ctx.choices.unit_search.get().name().to_string());
         }
         if changed.is_empty() {
             String::new()
@@ -92,11 +93,11 @@ pub fn Advanced(children: Children) -> impl IntoView {
         }
     };
     view! {
-        <details id="advanced" class="advanced" prop:open=move || ctx.advanced.get()
+        <details id="advanced" class="advanced" prop:open=move || ctx.choices.advanced.get()
             on:toggle=move |ev| {
                 let open = event_target::<web_sys::HtmlDetailsElement>(&ev).open();
-                if open != ctx.advanced.get_untracked() {
-                    ctx.advanced.set(open);
+                if open != ctx.choices.advanced.get_untracked() {
+                    ctx.choices.advanced.set(open);
                 }
             }>
             <summary>"Erweitert" <span class="hint">{changed}</span></summary>
@@ -114,8 +115,8 @@ pub fn Controls() -> impl IntoView {
         ctx.submit();
     };
     let built = move || -> Vec<String> {
-        let manifest = ctx.manifest.get().and_then(|m| m.ok());
-        let law = ctx.law.get();
+        let manifest = ctx.folder.manifest.get().and_then(|m| m.ok());
+        let law = ctx.choices.law.get();
         manifest
             .map(|m| {
                 let law = m
@@ -127,7 +128,7 @@ pub fn Controls() -> impl IntoView {
             .unwrap_or_default()
     };
     let current_strategy = move || {
-        let s = ctx.strategy.get();
+        let s = ctx.choices.strategy.get();
         if s.is_empty() {
             "section".to_string()
         } else {
@@ -164,7 +165,7 @@ pub fn Controls() -> impl IntoView {
             .map(|s| s.description())
             .unwrap_or_default()
     };
-    let proxy_draft = RwSignal::new(ctx.proxy_url.get_untracked());
+    let proxy_draft = RwSignal::new(ctx.vectors.proxy_url.get_untracked());
     view! {
         <form class="search" role="search" on:submit=on_submit>
             <SearchRow placeholder="Frage oder Zitat, z. B. „Meinungsfreiheit“ oder „Art. 1 GG“ (Taste /)"/>
@@ -175,32 +176,32 @@ pub fn Controls() -> impl IntoView {
             <div class="controls">
                 <label>"Strategie "
                     <select id="strategy" name="s" aria-describedby="strategy-description"
-                        on:change=move |ev| ctx.strategy.set(event_target_value(&ev))>{strategies}</select>
+                        on:change=move |ev| ctx.choices.strategy.set(event_target_value(&ev))>{strategies}</select>
                 </label>
                 <ModeChoice/>
                 <label title="Alltagswörter auch in der Sprache des Gesetzes suchen (Kaution → Sicherheitsleistung)">
-                    <input id="expand" type="checkbox" prop:checked=move || ctx.expand.get()
-                        on:change=move |ev| ctx.expand.set(event_target_checked(&ev))/>
+                    <input id="expand" type="checkbox" prop:checked=move || ctx.choices.expand.get()
+                        on:change=move |ev| ctx.choices.expand.set(event_target_checked(&ev))/>
                     " Synonyme"
                 </label>
                 <label title="Treffer, die viele Treffer zitieren oder von ihnen zitiert werden, steigen (Gewicht per Kreuzvalidierung gewählt)">
-                    <input id="graph" type="checkbox" prop:checked=move || ctx.graph.get()
-                        on:change=move |ev| ctx.graph.set(event_target_checked(&ev))/>
+                    <input id="graph" type="checkbox" prop:checked=move || ctx.choices.graph.get()
+                        on:change=move |ev| ctx.choices.graph.set(event_target_checked(&ev))/>
                     " Verweisgraph"
                 </label>
-                <Show when=move || ctx.manifest.get().and_then(Result::ok).is_some_and(|m| m.learned.is_some())>
+                <Show when=move || ctx.folder.manifest.get().and_then(Result::ok).is_some_and(|m| m.learned.is_some())>
                     <label title="Rangfolge mit dem, was aus früheren Laienfragen gelernt wurde (welche Paragrafen gefragt sind, ähnliche Fragen)">
-                        <input id="learning" type="checkbox" prop:checked=move || ctx.learning.get()
-                            on:change=move |ev| ctx.learning.set(event_target_checked(&ev))/>
+                        <input id="learning" type="checkbox" prop:checked=move || ctx.choices.learning.get()
+                            on:change=move |ev| ctx.choices.learning.set(event_target_checked(&ev))/>
                         " Gelerntes"
                     </label>
                 </Show>
                 <label>"Einheitensuche "
                     <select id="unit-search" name="u" on:change=move |ev| {
-                        ctx.unit_search.set(event_target_value(&ev).parse().unwrap_or_default())
+                        ctx.choices.unit_search.set(event_target_value(&ev).parse().unwrap_or_default())
                     }>
-                        <option value=UnitSearch::Exact.name() selected=move || ctx.unit_search.get() == UnitSearch::Exact>"exakt"</option>
-                        <option value=UnitSearch::Hnsw.name() selected=move || ctx.unit_search.get() == UnitSearch::Hnsw>"HNSW"</option>
+                        <option value=UnitSearch::Exact.name() selected=move || ctx.choices.unit_search.get() == UnitSearch::Exact>"exakt"</option>
+                        <option value=UnitSearch::Hnsw.name() selected=move || ctx.choices.unit_search.get() == UnitSearch::Hnsw>"HNSW"</option>
                     </select>
                 </label>
             </div>
@@ -209,15 +210,15 @@ pub fn Controls() -> impl IntoView {
                 <summary>"Anfragevektor"</summary>
                 <label>"Berechnen "
                     <select id="encoder" name="vektor" on:change=move |ev| {
-                        ctx.encoder.set(EncoderChoice::from_param(&event_target_value(&ev)))
+                        ctx.choices.encoder.set(EncoderChoice::from_param(&event_target_value(&ev)))
                     }>
-                        <option value="auto" selected=move || ctx.encoder.get() == EncoderChoice::Auto>"automatisch (Server, sonst im Browser)"</option>
-                        <option value="server" selected=move || ctx.encoder.get() == EncoderChoice::Server>"nur über den Einbettungsdienst"</option>
-                        <option value="browser" selected=move || ctx.encoder.get() == EncoderChoice::Browser>"nur im Browser (kein Text verlässt das Gerät)"</option>
+                        <option value="auto" selected=move || ctx.choices.encoder.get() == EncoderChoice::Auto>"automatisch (Server, sonst im Browser)"</option>
+                        <option value="server" selected=move || ctx.choices.encoder.get() == EncoderChoice::Server>"nur über den Einbettungsdienst"</option>
+                        <option value="browser" selected=move || ctx.choices.encoder.get() == EncoderChoice::Browser>"nur im Browser (kein Text verlässt das Gerät)"</option>
                     </select>
                 </label>
                 <p class="hint">"Im Browser lädt einmalig ein Sprachmodell (rund 25 MB), danach geht es auch offline."</p>
-                <p class="hint" id="encoder-status" role="status">{move || match ctx.browser_encoder.get().flatten() {
+                <p class="hint" id="encoder-status" role="status">{move || match ctx.vectors.browser_encoder.get().flatten() {
                     None => String::new(),
                     Some(Ok(e)) => format!(
                         "Sprachmodell im Browser bereit ({}, vorbereitet in {:.1} s).",
@@ -233,8 +234,8 @@ pub fn Controls() -> impl IntoView {
                 <button type="button" on:click=move |_| {
                     let url = proxy_draft.get_untracked().trim().to_string();
                     save_proxy_url(&url);
-                    ctx.proxy_problem.set(None);
-                    if url == ctx.proxy_url.get_untracked() { ctx.proxy.refetch(); } else { ctx.proxy_url.set(url); }
+                    ctx.vectors.proxy_problem.set(None);
+                    if url == ctx.vectors.proxy_url.get_untracked() { ctx.vectors.proxy.refetch(); } else { ctx.vectors.proxy_url.set(url); }
                 }>"Übernehmen und prüfen"</button>
                 <p class="hint">"Nur der Anfragetext geht an diesen Dienst; Gesetz und Suche bleiben im Browser."</p>
             </details>

@@ -22,7 +22,7 @@ const SNIPPET_CHARS: usize = 320;
 #[component]
 pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    let data = ctx.data_url();
+    let data = ctx.folder.data_url();
     // BM25 while the vectors arrive (the search runs again then), or because they cannot be loaded.
     let (vectors, vector_part, vectors_problem) = match &outcome.vectors {
         FederalVectorsNow::Ready(_) => ("ready", vector_note(outcome.embedded.as_ref()), None),
@@ -82,7 +82,7 @@ pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
                 let law = c.law.clone();
                 view! {
                     <li><button type="button" class="facet" data-law=c.law.clone() title=c.title
-                        on:click=move |_| ctx.laws.set(vec![law.clone()])>{format!("{} {}", c.law, c.hits)}</button></li>
+                        on:click=move |_| ctx.choices.laws.set(vec![law.clone()])>{format!("{} {}", c.law, c.hits)}</button></li>
                 }
             })
             .collect_view();
@@ -93,7 +93,7 @@ pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
         view! {
             <p class="named-law" id="named-law">"Meinten Sie das Gesetz "
                 <button type="button" class="only-law" data-law=name.clone()
-                    on:click=move |_| ctx.laws.set(vec![name.clone()])>{format!("{} ({title})", law.law)}</button>
+                    on:click=move |_| ctx.choices.laws.set(vec![name.clone()])>{format!("{} ({title})", law.law)}</button>
                 "? Ein Klick sucht nur dort."</p>
         }
     });
@@ -169,14 +169,14 @@ fn FederalItem<'a>(
                 <a class="open-law" href=format!("?law={}", crate::state::encode(&open))
                     on:click=move |ev| {
                         ev.prevent_default();
-                        ctx.law.set(open.clone());
-                        ctx.page.set(Page::Search);
+                        ctx.choices.law.set(open.clone());
+                        ctx.choices.page.set(Page::Search);
                     }>{heading}</a>
             </h2>
             <p class="law-title">
                 {result.law.title.clone()}
                 " "
-                <button type="button" class="only-law" on:click=move |_| ctx.laws.set(vec![only.clone()])>"nur hier suchen"</button>
+                <button type="button" class="only-law" on:click=move |_| ctx.choices.laws.set(vec![only.clone()])>"nur hier suchen"</button>
             </p>
             <Suspense fallback=|| view! { <p class="snippet loading">"Text wird geladen …"</p> }>{snippet}</Suspense>
         </li>

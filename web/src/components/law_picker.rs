@@ -24,7 +24,7 @@ const SUGGESTIONS: usize = 8;
 #[component]
 pub fn LawPicker() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    let manifest = move || ctx.manifest.get().and_then(|m| m.ok());
+    let manifest = move || ctx.folder.manifest.get().and_then(|m| m.ok());
     move || match manifest() {
         Some(m) if m.laws.len() > LIST_MAX_LAWS => view! { <Finder manifest=m/> }.into_any(),
         Some(m) => view! { <List manifest=m/> }.into_any(),
@@ -50,7 +50,7 @@ fn List(manifest: Rc<Manifest>) -> impl IntoView {
             let selected = {
                 let value = value.clone();
                 move || {
-                    let current = ctx.law.get();
+                    let current = ctx.choices.law.get();
                     current == value || (current.is_empty() && value == first)
                 }
             };
@@ -59,7 +59,7 @@ fn List(manifest: Rc<Manifest>) -> impl IntoView {
         .collect_view();
     view! {
         <label>"Gesetz "
-            <select id="law" name="law" on:change=move |ev| ctx.law.set(event_target_value(&ev))>{options}</select>
+            <select id="law" name="law" on:change=move |ev| ctx.choices.law.set(event_target_value(&ev))>{options}</select>
         </label>
     }
 }
@@ -74,8 +74,8 @@ fn Finder(manifest: Rc<Manifest>) -> impl IntoView {
     let manifest = StoredValue::new_local(manifest);
     let typed = RwSignal::new(String::new());
     let want_topics = move || {
-        if !ctx.topics_wanted.get_untracked() {
-            ctx.topics_wanted.set(true);
+        if !ctx.all_laws.topics_wanted.get_untracked() {
+            ctx.all_laws.topics_wanted.set(true);
         }
     };
     let find = move |finder: Option<Result<Option<Rc<LawFinder>>, Failure>>, query: &str, k| {
@@ -84,21 +84,21 @@ fn Finder(manifest: Rc<Manifest>) -> impl IntoView {
             _ => bare.with_value(|f| f.find(query, k)),
         }
     };
-    let with_topics = move || matches!(ctx.law_finder.get(), Some(Ok(Some(_))));
+    let with_topics = move || matches!(ctx.all_laws.law_finder.get(), Some(Ok(Some(_))));
     let topics_failure = move || {
-        ctx.law_finder.get().and_then(|t| t.err()).map(|e| {
+        ctx.all_laws.law_finder.get().and_then(|t| t.err()).map(|e| {
             view! { <p class="hint" id="law-topics-failed">{format!("Nur Abkürzungen und Titel: {e}")}</p> }
         })
     };
     let current = move || {
         manifest.with_value(|m| {
-            m.law_or_first(&ctx.law.get())
+            m.law_or_first(&ctx.choices.law.get())
                 .map(|l| format!("{} – {}", l.law, l.title))
                 .unwrap_or_default()
         })
     };
     let suggestions = move || {
-        let found = find(ctx.law_finder.get(), &typed.get(), SUGGESTIONS);
+        let found = find(ctx.all_laws.law_finder.get(), &typed.get(), SUGGESTIONS);
         manifest.with_value(|m| {
             found
                 .into_iter()
@@ -109,7 +109,7 @@ fn Finder(manifest: Rc<Manifest>) -> impl IntoView {
                     view! {
                         <li>
                             <button type="button" class="law-suggestion" data-law=name.clone() on:click=move |_| {
-                                ctx.law.set(name.clone());
+                                ctx.choices.law.set(name.clone());
                                 typed.set(String::new());
                             }>{label}</button>
                         </li>
@@ -134,9 +134,9 @@ fn Finder(manifest: Rc<Manifest>) -> impl IntoView {
                     // Enter opens the best suggestion instead of submitting the question.
                     if ev.key() == "Enter" {
                         ev.prevent_default();
-                        let best = find(ctx.law_finder.get_untracked(), &typed.get_untracked(), 1);
+                        let best = find(ctx.all_laws.law_finder.get_untracked(), &typed.get_untracked(), 1);
                         if let Some(&i) = best.first() {
-                            ctx.law.set(manifest.with_value(|m| m.laws[i].law.clone()));
+                            ctx.choices.law.set(manifest.with_value(|m| m.laws[i].law.clone()));
                             typed.set(String::new());
                         }
                     }

@@ -11,7 +11,7 @@ use crate::format_bytes;
 pub fn LoadProgress() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     move || {
-        ctx.progress.get().map(|(label, done, total)| {
+        ctx.folder.progress.get().map(|(label, done, total)| {
             view! {
                 <div class="progress" role="status" aria-live="polite">
                     <label for="load-progress">{format!("Lade {label}: {} von {}", format_bytes(done), format_bytes(total))}</label>
@@ -28,7 +28,7 @@ pub fn ProxyNotice() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let dismissed = RwSignal::new(None::<Failure>);
     move || {
-        let problem = ctx.proxy_problem.get()?;
+        let problem = ctx.vectors.proxy_problem.get()?;
         if dismissed.get().as_ref() == Some(&problem) {
             return None;
         }
@@ -46,8 +46,8 @@ pub fn ProxyNotice() -> impl IntoView {
                     " Die Suche läuft mit BM25 weiter, ganz ohne Netz."
                 </p>
                 <button type="button" on:click=move |_| {
-                    ctx.proxy_problem.set(None);
-                    ctx.proxy.refetch();
+                    ctx.vectors.proxy_problem.set(None);
+                    ctx.vectors.proxy.refetch();
                 }>"Erneut versuchen"</button>
                 <button type="button" aria-label="Hinweis schließen" on:click=move |_| dismissed.set(Some(problem.clone()))><span aria-hidden="true">"×"</span></button>
             </div>

@@ -84,7 +84,7 @@ fn route_label(search: &SearchOutcome) -> &'static str {
 /// The list for one search.
 #[component]
 pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
-    let graph = expect_context::<Ctx>().graph.get_untracked();
+    let graph = expect_context::<Ctx>().choices.graph.get_untracked();
     let unit_search = route_label(&outcome.search);
     let meta = format!(
         "{} Treffer in {} · {} · {}{unit_search} · Suche im Browser {:.1} ms{}",
@@ -165,7 +165,7 @@ fn Expansions(outcome: Rc<Outcome>) -> impl IntoView {
                 {word}
                 // The sign is decoration: the button's name is its label (a name must contain the visible text).
                 <button type="button" aria-label=label.clone() title=label
-                    on:click=move |_| ctx.set_removed(&clicked, !removed)><span aria-hidden="true">{sign}</span></button>
+                    on:click=move |_| ctx.choices.set_removed(&clicked, !removed)><span aria-hidden="true">{sign}</span></button>
             </span>
         }
     };
@@ -356,7 +356,7 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
             <div class="result-head">
                 <h2>{heading}</h2>
                 {cited.then(|| view! { <span class="badge">"zitiert"</span> })}
-                <Show when=move || ctx.advanced.get()>
+                <Show when=move || ctx.choices.advanced.get()>
                     <span class="score" title="Rangwert">{format!("{:.4}", hit.score)}</span>
                 </Show>
             </div>
@@ -462,7 +462,7 @@ fn search_link(ctx: Ctx, designation: String, label: String) -> AnyView {
     view! {
         <a class="ref" href=href title=title on:click=move |ev| {
             ev.prevent_default();
-            ctx.input.set(designation.clone());
+            ctx.choices.input.set(designation.clone());
             ctx.submit();
             scroll_to_top();
         }>{label}</a>
@@ -474,7 +474,7 @@ fn search_link(ctx: Ctx, designation: String, label: String) -> AnyView {
 /// designation there, which puts the section first; plain text when the folder does not hold the law.
 fn external_link(ctx: Ctx, law: &str, designation: &str) -> AnyView {
     let label = format!("{designation} {law}");
-    let listed = ctx.manifest.get_untracked().and_then(|m| m.ok());
+    let listed = ctx.folder.manifest.get_untracked().and_then(|m| m.ok());
     let Some(target) = listed
         .as_ref()
         .and_then(|m| paragraf_core::finder::cited_law(&m.laws, law))
@@ -495,9 +495,9 @@ fn external_link(ctx: Ctx, law: &str, designation: &str) -> AnyView {
     view! {
         <a class="ref external" href=href title=title data-law=target.clone() on:click=move |ev| {
             ev.prevent_default();
-            ctx.law.set(target.clone());
-            ctx.strategy.set(String::new());
-            ctx.input.set(designation.clone());
+            ctx.choices.law.set(target.clone());
+            ctx.choices.strategy.set(String::new());
+            ctx.choices.input.set(designation.clone());
             ctx.submit();
             scroll_to_top();
         }>{label}</a>

@@ -22,7 +22,7 @@ pub fn AllLawsPage() -> impl IntoView {
     };
     let load_state = move || {
         Suspend::new(async move {
-            let loaded = ctx.federal.await?.map(|f| {
+            let loaded = ctx.all_laws.federal.await?.map(|f| {
                 (
                     f.entry.laws,
                     f.entry.sections,
@@ -33,7 +33,7 @@ pub fn AllLawsPage() -> impl IntoView {
             });
             let Some((laws, sections, bytes, shards, verify_ms)) = loaded else {
                 return Err(Failure::NoFederal {
-                    url: crate::join_url(&ctx.data_url(), paragraf_core::manifest::MANIFEST),
+                    url: crate::join_url(&ctx.folder.data_url(), paragraf_core::manifest::MANIFEST),
                 });
             };
             Ok::<_, Failure>(view! {
@@ -48,7 +48,7 @@ pub fn AllLawsPage() -> impl IntoView {
     };
     let results = move || {
         Suspend::new(async move {
-            match ctx.federal_results.await {
+            match ctx.all_laws.federal_results.await {
                 None => Ok(view! {
                     <p class="hint">"Eine Frage durchsucht alle Gesetze auf einmal; Enter sucht."</p>
                 }
@@ -58,7 +58,7 @@ pub fn AllLawsPage() -> impl IntoView {
             }
         })
     };
-    let laws_text = move || ctx.laws.get().join(", ");
+    let laws_text = move || ctx.choices.laws.get().join(", ");
     view! {
         <form class="search" role="search" on:submit=on_submit>
             <SearchRow placeholder="Frage in Alltagssprache, z. B. „Wie lange darf mein Vermieter die Kaution behalten?“ (Taste /)"/>
@@ -66,7 +66,7 @@ pub fn AllLawsPage() -> impl IntoView {
                 <label title="Abkürzungen, mit Komma getrennt; leer: alle Gesetze">"Nur in "
                     <input id="laws-filter" type="text" autocomplete="off" placeholder="allen Gesetzen"
                         prop:value=laws_text
-                        on:change=move |ev| ctx.laws.set(parse_laws(&event_target_value(&ev)))/>
+                        on:change=move |ev| ctx.choices.laws.set(parse_laws(&event_target_value(&ev)))/>
                 </label>
             </div>
             <Advanced>
@@ -80,7 +80,7 @@ pub fn AllLawsPage() -> impl IntoView {
                 {load_state}
             </Transition>
             <Transition fallback=|| view! { <p class="loading" role="status">"Suche …"</p> }>
-                <section aria-live="polite" aria-busy=move || ctx.federal_results.get().is_none().to_string()>{results}</section>
+                <section aria-live="polite" aria-busy=move || ctx.all_laws.federal_results.get().is_none().to_string()>{results}</section>
             </Transition>
         </ErrorBoundary>
     }

@@ -16,11 +16,11 @@ pub fn SearchPage() -> impl IntoView {
     // Load errors of the manifest and the bundles show even before anyone searches.
     let load_state = move || {
         Suspend::new(async move {
-            ctx.manifest.await?;
+            ctx.folder.manifest.await?;
             // Plain values only across awaits: `Suspend` wants a `Send` future, and the bundles are `Rc`.
             // `None` only for a moment after the page over all laws: the law is on its way.
             let Some((law, sections, law_bytes, law_ms, expansions, learned)) =
-                ctx.law_data.await?.map(|l| {
+                ctx.one_law.law_data.await?.map(|l| {
                     let sections = l.index.law.active_sections().count();
                     (
                         l.entry.law.clone(),
@@ -36,7 +36,7 @@ pub fn SearchPage() -> impl IntoView {
             };
             // A law built without strategy bundles (`--strategies none`) has no model: BM25 only.
             let (strategy, model, strategy_bytes, strategy_ms) =
-                ctx.strategy_data.await.map(|s| match s {
+                ctx.one_law.strategy_data.await.map(|s| match s {
                     Some(s) => {
                         let text = format!(
                             "Strategie {} mit {} Einheiten",
@@ -101,7 +101,7 @@ pub fn SearchPage() -> impl IntoView {
     };
     let results = move || {
         Suspend::new(async move {
-            match ctx.results.await {
+            match ctx.one_law.results.await {
                 None => Ok(
                     view! { <p class="hint">"Enter sucht, die Taste / springt ins Suchfeld."</p> }
                         .into_any(),
@@ -120,7 +120,7 @@ pub fn SearchPage() -> impl IntoView {
                 {load_state}
             </Transition>
             <Transition fallback=|| view! { <p class="loading" role="status">"Suche …"</p> }>
-                <section aria-live="polite" aria-busy=move || ctx.results.get().is_none().to_string()>{results}</section>
+                <section aria-live="polite" aria-busy=move || ctx.one_law.results.get().is_none().to_string()>{results}</section>
             </Transition>
         </ErrorBoundary>
     }

@@ -65,7 +65,7 @@ fn chart(
 #[component]
 pub fn StrategiesPage() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    let report = LocalResource::new(move || load::report(ctx.data_url()));
+    let report = LocalResource::new(move || load::report(ctx.folder.data_url()));
     let figures = move || {
         Suspend::new(async move {
             let Some(report) = report.await? else {

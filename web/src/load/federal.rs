@@ -1,0 +1,378 @@
+//! All laws: the index across laws, its section vectors, the search over it, the law finder's topics and the
+//! law texts of results.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use futures::future::FutureExt;
+use leptos::prelude::*;
+use paragraf_core::federal::files::{FederalHead, FederalVectors};
+use paragraf_core::finder::TopicsFile;
+use paragraf_core::manifest::{self, FederalEntry, LawEntry, Manifest};
+use paragraf_engine::bundle::LawBundle;
+use paragraf_engine::{Mode, SearchOptions};
+use paragraf_index::bm25::PostingShard;
+use paragraf_law::Law;
+
+use super::files::{bundle_failure, decode_checked, decoded, remember, verified_listed, Progress};
+use super::vectors::{query_vector, search_vector, Embedded, VectorSources};
+use crate::failure::{BundleKind, BundleProblem, Failure};
+use crate::fetch;
+use crate::shared::{shared, SharedAnswers};
+
+/// The index across all laws, with the posting shards fetched so far (kept for later questions).
+pub struct LoadedFederal {
+    pub entry: FederalEntry,
+    pub head: FederalHead,
+    shards: RefCell<HashMap<u32, Rc<PostingShard>>>,
+    /// Time to check the head against the manifest, ms.
+    pub verify_ms: f64,
+    /// The names of every law searched when no set is chosen ("Meinten Sie das Gesetz …?").
+    all_names: std::cell::OnceCell<paragraf_core::finder::LawNames>,
+}
+
+/// The head of the manifest's index across laws, verified and checked; `None` when the folder has none.
+pub async fn federal(
+    data: String,
+    manifest: Rc<Manifest>,
+    progress: RwSignal<Progress>,
+) -> Result<Option<Rc<LoadedFederal>>, Failure> {
+    let Some(entry) = manifest.federal.clone() else {
+        return Ok(None);
+    };
+    if let Some(loaded) = decoded::<LoadedFederal>(&entry.head.file) {
+        return Ok(Some(loaded));
+    }
+    let kind = BundleKind::Federal;
+    let file = &entry.head.file;
+    let (bytes, verify_ms) =
+        verified_listed(&data, kind, &entry.head, "Gesamtindex", progress).await?;
+    let head = FederalHead::from_bytes(&bytes)
+        .map_err(|e| bundle_failure(kind, file, BundleProblem::Federal(e)))?;
+    if head.shards() != entry.shards.len() {
+        return Err(bundle_failure(
+            kind,
+            file,
+            BundleProblem::Mismatch(manifest::ManifestError::Mislabeled {
+                file: file.clone(),
+                found: format!("{} posting shards", head.shards()),
+                expected: format!("{} posting shards", entry.shards.len()),
+            }),
+        ));
+    }
+    let loaded = Rc::new(LoadedFederal {
+        entry,
+        head,
+        shards: RefCell::new(HashMap::new()),
+        verify_ms,
+        all_names: std::cell::OnceCell::new(),
+    });
+    remember(&loaded.entry.head.file, &loaded);
+    Ok(Some(loaded))
+}
+
+/// The section vectors across laws, verified and checked against their head; `None` when the folder has none
+/// (lexical only). The file is fetched once the head is in: it is three times the head's size, and sharing the
+/// link with the head would delay the first (BM25) result, which never waits for it.
+pub async fn federal_vectors(
+    data: String,
+    manifest: Rc<Manifest>,
+    head: impl std::future::Future<Output = Result<Option<Rc<LoadedFederal>>, Failure>>,
+) -> Result<Option<Rc<FederalVectors>>, Failure> {
+    let Some(entry) = manifest.federal.as_ref().and_then(|f| f.vectors.clone()) else {
+        return Ok(None);
+    };
+    let file = &entry.file.file;
+    if let Some(loaded) = decoded::<FederalVectors>(file) {
+        return Ok(Some(loaded));
+    }
+    let Some(head) = head.await? else {
+        return Ok(None);
+    };
+    let kind = BundleKind::Federal;
+    let label = "Vektoren aller Gesetze";
+    let (bytes, _) = verified_listed(&data, kind, &entry.file, label, RwSignal::new(None)).await?;
+    let vectors = decode_checked(
+        kind,
+        file,
+        bytes,
+        |b| {
+            head.head
+                .vectors_from_bytes(b)
+                .map_err(BundleProblem::Federal)
+        },
+        |v| {
+            (v.model() == entry.model).then_some(()).ok_or_else(|| {
+                manifest::ManifestError::Mislabeled {
+                    file: file.clone(),
+                    found: format!("model {}", v.model()),
+                    expected: format!("model {}", entry.model),
+                }
+            })
+        },
+    )?;
+    let vectors = Rc::new(vectors);
+    remember(file, &vectors);
+    Ok(Some(vectors))
+}
+
+impl LoadedFederal {
+    /// Fetches the posting shards among `needed` not loaded yet (in parallel), returning their bytes.
+    async fn fetch_shards(&self, data: &str, needed: &[u32]) -> Result<u64, Failure> {
+        let missing: Vec<u32> = needed
+            .iter()
+            .copied()
+            .filter(|n| !self.shards.borrow().contains_key(n))
+            .collect();
+        let kind = BundleKind::Federal;
+        let fetches = missing.iter().map(|&n| async move {
+            let listed = &self.entry.shards[n as usize];
+            let (bytes, _) =
+                verified_listed(data, kind, listed, "Gesamtindex", RwSignal::new(None)).await?;
+            let shard = self
+                .head
+                .shard_from_bytes(n, &bytes)
+                .map_err(|e| bundle_failure(kind, &listed.file, BundleProblem::Federal(e)))?;
+            Ok::<_, Failure>((n, shard, listed.bytes))
+        });
+        let mut fetched = 0;
+        for result in futures::future::join_all(fetches).await {
+            let (n, shard, bytes) = result?;
+            self.shards.borrow_mut().insert(n, Rc::new(shard));
+            fetched += bytes;
+        }
+        Ok(fetched)
+    }
+}
+
+/// One section found across laws.
+pub struct FederalResult {
+    /// The law's catalogue entry.
+    pub law: LawEntry,
+    /// Index into the law's sections.
+    pub section: u32,
+    pub designation: String,
+    pub score: f32,
+}
+
+/// Where the section vectors across laws stood when a search ran.
+#[derive(Clone)]
+pub enum FederalVectorsNow {
+    /// In use, or not needed (BM25 was asked for, or the folder has none).
+    Ready(Option<Rc<FederalVectors>>),
+    /// Still arriving: BM25 until then; the search runs again once they are in.
+    Loading {
+        bytes: u64,
+        /// Their model: the proxy is asked for the question's vector meanwhile.
+        model: String,
+    },
+    /// They cannot be loaded: BM25, and why.
+    Failed(Failure),
+}
+
+/// A finished search across laws.
+pub struct FederalOutcome {
+    pub results: Vec<FederalResult>,
+    /// The mode that ran.
+    pub mode: Mode,
+    /// Whether the vectors were there (when the mode wanted them).
+    pub vectors: FederalVectorsNow,
+    /// Laws searched (the catalogue, or the chosen set).
+    pub laws_searched: usize,
+    /// Posting shards the question needed, and the bytes of those that had to be fetched for it.
+    pub shards_needed: usize,
+    pub shard_bytes: u64,
+    /// Core search time in the browser (ms), without fetching.
+    pub retrieval_ms: f64,
+    pub embedded: Option<Embedded>,
+    /// Running number of finished searches (`data-search`).
+    pub number: u32,
+    /// The law the question names, when it is searched among others ("Meinten Sie das Gesetz …?").
+    pub named: Option<LawEntry>,
+}
+
+/// What the user asked of all laws.
+pub struct FederalRequest {
+    /// The submitted query.
+    pub query: String,
+    pub mode: Mode,
+    /// Only these laws (empty: all of the catalogue).
+    pub only: Vec<String>,
+}
+
+/// Searches all laws of the catalogue (or the set `only` names): the question's posting shards are fetched,
+/// the query vector comes as for one law ([`VectorSources`]) once the section `vectors` are there, and only laws
+/// the manifest lists are shown.
+pub async fn run_federal_search(
+    data: String,
+    request: FederalRequest,
+    manifest: Rc<Manifest>,
+    federal: Rc<LoadedFederal>,
+    vectors: FederalVectorsNow,
+    sources: VectorSources,
+    proxy_problem: RwSignal<Option<Failure>>,
+) -> Result<Rc<FederalOutcome>, Failure> {
+    let FederalRequest { query, mode, only } = request;
+    let head = &federal.head;
+    let terms = head.query_terms(&query);
+    let needed = head.shards_for(&terms);
+    let shard_bytes = federal.fetch_shards(&data, &needed).await?;
+    let coded = match &vectors {
+        FederalVectorsNow::Ready(v) => v.clone(),
+        FederalVectorsNow::Loading { model, .. } => {
+            // The proxy embeds the question while the vectors arrive; the run once they are in finds it.
+            if let (true, Some(Ok(health))) = (mode != Mode::Bm25, &sources.proxy) {
+                let (q, m, url, health) = (
+                    query.clone(),
+                    model.clone(),
+                    sources.proxy_url.clone(),
+                    health.clone(),
+                );
+                leptos::task::spawn_local(async move {
+                    // A failure is met again, and reported, by that run.
+                    let _ = query_vector(&q, &m, &url, Ok(health)).await;
+                });
+            }
+            None
+        }
+        FederalVectorsNow::Failed(_) => None,
+    };
+    let model = coded.as_deref().map(FederalVectors::model);
+    let (vector, embedded) = search_vector(&query, mode, model, sources, proxy_problem).await?;
+    // Laws of the catalogue (a law the manifest no longer lists is not shown), narrowed to the chosen set; one
+    // table, not a scan of the catalogue per law (6,877² comparisons were most of a search across all laws).
+    let catalogue: HashMap<&str, &LawEntry> =
+        manifest.laws.iter().map(|l| (l.law.as_str(), l)).collect();
+    let entries: Vec<Option<&LawEntry>> = head
+        .laws()
+        .iter()
+        .map(|l| {
+            catalogue
+                .get(l.as_str())
+                .copied()
+                .filter(|_| only.is_empty() || only.iter().any(|o| o == l))
+        })
+        .collect();
+    let options = SearchOptions {
+        mode,
+        ..SearchOptions::default()
+    };
+    let t0 = fetch::now_ms();
+    let shards = federal.shards.borrow();
+    let (hits, ran) = head
+        .search(
+            &terms,
+            coded.as_deref().zip(vector.as_deref()),
+            &options,
+            |n| shards.get(&n).map(|s| s.as_ref()),
+            |l| entries[l as usize].is_some(),
+        )
+        .map_err(|e| {
+            bundle_failure(
+                BundleKind::Federal,
+                &federal.entry.head.file,
+                BundleProblem::Federal(e),
+            )
+        })?;
+    let retrieval_ms = fetch::now_ms() - t0;
+    let results = hits
+        .iter()
+        .map(|hit| {
+            let doc = head.doc(hit);
+            FederalResult {
+                law: entries[hit.law as usize].cloned().expect("kept laws only"),
+                section: hit.section,
+                designation: doc.designation.clone(),
+                score: hit.score,
+            }
+        })
+        .collect();
+    let searched: Vec<&LawEntry> = entries.iter().flatten().copied().collect();
+    let names_of = |laws: &[&LawEntry]| {
+        paragraf_core::finder::LawNames::new(
+            laws.iter().map(|l| (l.law.as_str(), l.title.as_str())),
+        )
+    };
+    // The names of the whole catalogue are worked out once; a narrowed set's for each search.
+    let named = match (searched.len() > 1, only.is_empty()) {
+        (false, _) => None,
+        (true, true) => federal
+            .all_names
+            .get_or_init(|| names_of(&searched))
+            .named(&query),
+        (true, false) => names_of(&searched).named(&query),
+    }
+    .map(|i| searched[i].clone());
+    static SEARCHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    Ok(Rc::new(FederalOutcome {
+        results,
+        mode: ran,
+        vectors,
+        laws_searched: entries.iter().filter(|e| e.is_some()).count(),
+        shards_needed: needed.len(),
+        shard_bytes,
+        retrieval_ms,
+        embedded,
+        number: SEARCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+        named,
+    }))
+}
+
+/// The law finder's topics of every law, verified and decoded; `None` when the folder has none (an index across
+/// laws built before topics had a file of their own, or none at all): the finder then matches abbreviations and
+/// titles only.
+pub async fn topics(
+    data: String,
+    manifest: Rc<Manifest>,
+    progress: RwSignal<Progress>,
+) -> Result<Option<TopicsFile>, Failure> {
+    let Some(entry) = manifest.federal.as_ref().and_then(|f| f.topics.clone()) else {
+        return Ok(None);
+    };
+    let kind = BundleKind::Topics;
+    let (bytes, _) = verified_listed(&data, kind, &entry, "Themen der Gesetze", progress).await?;
+    let file = decode_checked(
+        kind,
+        &entry.file,
+        bytes,
+        |b| TopicsFile::from_bytes(b).map_err(BundleProblem::Topics),
+        |_| Ok(()),
+    )?;
+    Ok(Some(file))
+}
+
+/// Law texts kept for results across laws (the newest last).
+const KEPT_LAW_TEXTS: usize = 32;
+
+thread_local! {
+    /// Law texts for results across laws, arrived or arriving: a result list replaced by the next (BM25 while
+    /// the vectors arrive, then hybrid; the next question) finds the laws it shares with the last ones instead
+    /// of fetching and decoding them again.
+    static LAW_TEXTS: SharedAnswers<String, Rc<Law>> = const { SharedAnswers::new(KEPT_LAW_TEXTS) };
+}
+
+/// A law's text for results across laws: its law bundle, verified and decoded, without building its search
+/// index (that happens when the law is opened); fetched once while it is among the last [`KEPT_LAW_TEXTS`]
+/// laws shown. A law that failed is tried again by the next list.
+pub async fn law_text(data: String, entry: LawEntry) -> Result<Rc<Law>, Failure> {
+    let file = entry.file.clone();
+    shared(&LAW_TEXTS, file, move || {
+        fetch_law_text(data, entry).boxed_local()
+    })
+    .await
+}
+
+async fn fetch_law_text(data: String, entry: LawEntry) -> Result<Rc<Law>, Failure> {
+    let kind = BundleKind::Law;
+    let label = format!("Gesetz {}", entry.law);
+    let (bytes, _) = verified_listed(&data, kind, &entry, &label, RwSignal::new(None)).await?;
+    let bundle = decode_checked(
+        kind,
+        &entry.file,
+        bytes,
+        |b| LawBundle::from_bytes(b).map_err(BundleProblem::Decode),
+        |b| entry.check_law(&entry.file, &b.law),
+    )?;
+    Ok(Rc::new(bundle.law))
+}
