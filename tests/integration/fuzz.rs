@@ -13,8 +13,7 @@
 
 use crate::util::{gg_bundles, shared};
 use paragraf_core::manifest::Manifest;
-use paragraf_engine::bundle::StrategyBundle;
-use paragraf_format::frame::BundleKind;
+use paragraf_engine::bundle::{StrategyBundle, LAW_BUNDLE, STRATEGY_BUNDLE};
 use paragraf_fuzz::{self as fuzz, Mutator};
 use paragraf_index::hnsw::Builder;
 use paragraf_index::vectors::VectorStore;
@@ -153,7 +152,7 @@ fn law_bundles() {
     run(
         "law bundle",
         &seeds,
-        |m, seed, donor| m.mutate_framed(seed, donor, BundleKind::Law.magic()),
+        |m, seed, donor| m.mutate_framed(seed, donor, LAW_BUNDLE),
         |input| fuzz::law_bundle(input).is_some(),
     );
 }
@@ -172,7 +171,7 @@ fn strategy_bundles_with_index_and_search() {
     run(
         "strategy bundle",
         &seeds,
-        |m, seed, donor| m.mutate_framed(seed, donor, BundleKind::Strategy.magic()),
+        |m, seed, donor| m.mutate_framed(seed, donor, STRATEGY_BUNDLE),
         |input| {
             fuzz::strategy_bundle(&law, input);
             StrategyBundle::from_bytes(input).is_ok()
@@ -213,7 +212,7 @@ fn thesaurus_files_with_expansion_and_search() {
     run(
         "thesaurus file",
         &seeds,
-        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_engine::expansion::MAGIC),
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_engine::expansion::KIND),
         |input| fuzz::thesaurus_file(input, Some(&law)),
     );
 }
@@ -245,7 +244,7 @@ fn learned_files_with_learned_search() {
     run(
         "learned file",
         &seeds,
-        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_engine::learning::MAGIC),
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_engine::learning::KIND),
         |input| fuzz::learned_file(input, Some(&law)),
     );
 }
@@ -263,7 +262,7 @@ fn topics_files_with_the_law_finder() {
     run(
         "topics file",
         &seeds,
-        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::finder::TOPICS_MAGIC),
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::finder::TOPICS),
         |input| fuzz::topics_file(input, &manifest.laws),
     );
 }
@@ -286,19 +285,19 @@ fn federal_index_files() {
             .file
             .file,
     );
-    use paragraf_core::federal::files::{FederalHead, HEAD_MAGIC, SHARD_MAGIC, VECTORS_MAGIC};
+    use paragraf_core::federal::files::{FederalHead, HEAD, SHARD, VECTORS};
     let decoded = FederalHead::from_bytes(&head).unwrap();
     // Mutated heads with the real shards and vectors, then the real head with mutated shards or vectors.
     run(
         "federal head",
         std::slice::from_ref(&head),
-        |m, seed, donor| m.mutate_framed(seed, donor, HEAD_MAGIC),
+        |m, seed, donor| m.mutate_framed(seed, donor, HEAD),
         |input| fuzz::federal_files(input, &shard_refs, &vectors),
     );
     run(
         "posting shard",
         &shards,
-        |m, seed, donor| m.mutate_framed(seed, donor, SHARD_MAGIC),
+        |m, seed, donor| m.mutate_framed(seed, donor, SHARD),
         |input| {
             fuzz::federal_files(&head, &[input], &vectors);
             decoded.shard_from_bytes(0, input).is_ok()
@@ -307,7 +306,7 @@ fn federal_index_files() {
     run(
         "federal vectors",
         std::slice::from_ref(&vectors),
-        |m, seed, donor| m.mutate_framed(seed, donor, VECTORS_MAGIC),
+        |m, seed, donor| m.mutate_framed(seed, donor, VECTORS),
         |input| {
             fuzz::federal_files(&head, &shard_refs, input);
             decoded.vectors_from_bytes(input).is_ok()
@@ -326,7 +325,7 @@ fn browser_model_files() {
     run(
         "browser model file",
         &seeds,
-        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_e5::file::MAGIC),
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_e5::file::KIND),
         fuzz::model_file,
     );
 }

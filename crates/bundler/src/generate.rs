@@ -9,7 +9,7 @@
 use crate::chunk::{self, Chunk};
 use crate::lumber::BoundaryPredictor;
 use paragraf_engine::bundle::Producer;
-use paragraf_format::frame::{decode_framed, encode_framed};
+use paragraf_format::frame::FileKind;
 use paragraf_format::strategy::Strategy;
 use paragraf_law::Law;
 use sha2::Digest;
@@ -166,7 +166,7 @@ pub struct LlmClient {
 }
 
 /// Magic of a response cache entry.
-const CACHE_MAGIC: &[u8; 8] = b"PGRF-LLM";
+const CACHE: FileKind = FileKind::new(b"PGRF-LLM", "LLM response cache entry", 3, 2);
 
 impl LlmClient {
     /// Creates the client; fails when the named API key variable is unset.
@@ -209,7 +209,7 @@ impl LlmClient {
             message,
         };
         if let Ok(bytes) = std::fs::read(&path) {
-            match decode_framed::<String>(CACHE_MAGIC, "LLM response cache entry", &bytes) {
+            match CACHE.decode::<String>(&bytes) {
                 Ok(answer) => {
                     self.cache_hits += 1;
                     return Ok(answer);
@@ -224,7 +224,7 @@ impl LlmClient {
         self.calls += 1;
         let dir = path.parent().expect("cache path has a parent");
         std::fs::create_dir_all(dir).map_err(|e| cache_err(e.to_string()))?;
-        paragraf_fs::write_atomic(&path, &encode_framed(CACHE_MAGIC, &answer))
+        paragraf_fs::write_atomic(&path, &CACHE.encode(&answer))
             .map_err(|e| cache_err(e.to_string()))?;
         Ok(answer)
     }

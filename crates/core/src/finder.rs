@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::manifest::LawEntry;
-use paragraf_format::frame::{decode_framed, encode_framed, BundleError};
+use paragraf_format::frame::{BundleError, FileKind};
 use paragraf_index::bm25::{Bm25Index, Bm25Params};
 use paragraf_law::analyzer::AnalyzerConfig;
 use paragraf_law::Law;
@@ -264,9 +264,8 @@ pub fn topics(law: &Law) -> Vec<String> {
     topics
 }
 
-/// Magic of a topics file.
-pub const TOPICS_MAGIC: &[u8; 8] = b"PGRF-TOP";
-const TOPICS_NAME: &str = "topics file";
+/// A topics file.
+pub const TOPICS: FileKind = FileKind::new(b"PGRF-TOP", "topics file", 3, 2);
 
 /// Most laws a topics file may list (the federal archive has 6,877).
 pub const MAX_TOPIC_LAWS: usize = 1 << 17;
@@ -320,13 +319,13 @@ impl TopicsFile {
 
     /// Encodes with magic, version and checksum.
     pub fn to_bytes(&self) -> Vec<u8> {
-        encode_framed(TOPICS_MAGIC, self)
+        TOPICS.encode(self)
     }
 
     /// Decodes and checks the limits: at most [`MAX_TOPIC_LAWS`] laws, each named in at most 256 bytes, with
     /// non-empty topics of at most [`MAX_TOPIC_CHARS`] characters in all (so a law holds at most that many).
     pub fn from_bytes(bytes: &[u8]) -> Result<TopicsFile, TopicsError> {
-        let file: TopicsFile = decode_framed(TOPICS_MAGIC, TOPICS_NAME, bytes)?;
+        let file: TopicsFile = TOPICS.decode(bytes)?;
         if file.generator.len() > MAX_NAME_BYTES {
             return Err(TopicsError::Invalid(format!(
                 "a generator name of {} bytes",
@@ -613,7 +612,7 @@ mod tests {
             }],
         };
         let bytes = file.to_bytes();
-        assert_eq!(&bytes[..8], TOPICS_MAGIC);
+        assert_eq!(&bytes[..8], TOPICS.magic);
         assert_eq!(TopicsFile::from_bytes(&bytes).unwrap(), file);
         let message = |bytes: &[u8]| TopicsFile::from_bytes(bytes).unwrap_err().to_string();
         let payload = bytes.len() - 24;
@@ -635,7 +634,7 @@ mod tests {
         let mut old = bytes.clone();
         old[8..12].copy_from_slice(&0u32.to_le_bytes());
         assert!(
-            message(&old).starts_with("bundle format version 0 is older than this Paragraf reads"),
+            message(&old).starts_with("topics file format version 0 is older than this Paragraf reads (2 to 3)"),
             "{}",
             message(&old)
         );

@@ -10,10 +10,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::model::{E5Encoder, E5Weights};
-use paragraf_format::frame::{decode_framed, encode_framed, BundleError};
+use paragraf_format::frame::{BundleError, FileKind};
 
-/// Magic of the model file.
-pub const MAGIC: &[u8; 8] = b"PGRF-ENC";
+/// The model file.
+pub const KIND: FileKind = FileKind::new(b"PGRF-ENC", "model file", 3, 2);
 
 /// Why bytes are not a usable model file. Shown to users as they are.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,12 +38,12 @@ pub struct ModelFile {
 impl ModelFile {
     /// The file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        encode_framed(MAGIC, self)
+        KIND.encode(self)
     }
 
     /// Checks framing and shapes and decodes.
     pub fn from_bytes(bytes: &[u8]) -> Result<ModelFile, ModelFileError> {
-        let file: ModelFile = decode_framed(MAGIC, "model file", bytes)?;
+        let file: ModelFile = KIND.decode(bytes)?;
         file.weights.validate().map_err(ModelFileError::Invalid)?;
         Ok(file)
     }
@@ -103,7 +103,7 @@ mod tests {
         old[8..12].copy_from_slice(&1u32.to_le_bytes());
         assert_eq!(
             err(&old),
-            "model file: bundle format version 1 is older than this Paragraf reads (at least 2). Rebuild the bundles with `paragraf build`"
+            "model file: model file format version 1 is older than this Paragraf reads (2 to 3). Rebuild the bundles with `paragraf build`"
         );
         // A well-framed payload whose shapes do not fit.
         let mut w = tiny();

@@ -5,11 +5,16 @@
 //! are spans of the law's text wherever possible, so the text is shipped once.
 
 use crate::PrebuiltIndex;
-use paragraf_format::frame::{decode, encode, BundleError, BundleKind};
+use paragraf_format::frame::{BundleError, FileKind};
 use paragraf_index::raptor::RaptorTree;
 use paragraf_index::vectors::VectorStore;
 use paragraf_law::{Law, Span};
 use serde::{Deserialize, Serialize};
+
+/// The law bundle file: read from version 3 on (before, law bundles lacked their index).
+pub const LAW_BUNDLE: FileKind = FileKind::new(b"PGRF-LAW", "law bundle", 3, 3);
+/// The strategy bundle file: read from version 2 on (HNSW links stored as sorted gaps).
+pub const STRATEGY_BUNDLE: FileKind = FileKind::new(b"PGRF-STR", "strategy bundle", 3, 2);
 
 /// The law bundle: the structured law, shared by every strategy bundle of that law, and its section-level BM25
 /// index, built with the bundle so that loading a law analyses no text (in the browser that analysis was most
@@ -36,13 +41,13 @@ impl LawBundle {
 
     /// Encodes as a law bundle file.
     pub fn to_bytes(&self) -> Vec<u8> {
-        encode(BundleKind::Law, self)
+        LAW_BUNDLE.encode(self)
     }
 
     /// Decodes and validates a law bundle file: header, checksum, payload and then [`Law::validate`], so that
     /// a law that decodes can be used without further checks.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, BundleError> {
-        let bundle: Self = decode(BundleKind::Law, bytes)?;
+        let bundle: Self = LAW_BUNDLE.decode(bytes)?;
         bundle.law.validate().map_err(BundleError::InvalidLaw)?;
         bundle
             .index
@@ -169,19 +174,18 @@ pub struct StrategyBundle {
 impl StrategyBundle {
     /// Encodes as a strategy bundle file.
     pub fn to_bytes(&self) -> Vec<u8> {
-        encode(BundleKind::Strategy, self)
+        STRATEGY_BUNDLE.encode(self)
     }
 
     /// Decodes and validates a strategy bundle file.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, BundleError> {
-        decode(BundleKind::Strategy, bytes)
+        STRATEGY_BUNDLE.decode(bytes)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use paragraf_format::frame::frame_payload;
 
     #[test]
     fn units_round_trip_with_and_without_implied_sections() {
@@ -296,7 +300,7 @@ mod tests {
         assert_eq!(bytes[delta..], [0, 1]);
         bytes[delta] = 5;
         assert_eq!(
-            LawBundle::from_bytes(&frame_payload(BundleKind::Law.magic(), &bytes))
+            LawBundle::from_bytes(&LAW_BUNDLE.frame(&bytes))
                 .unwrap_err()
                 .to_string(),
             "law bundle's search index is inconsistent: corrupt BM25 index: posting for a document that does not exist. Most likely it was damaged before its checksum was written or made by another program: rebuild with `paragraf build`"

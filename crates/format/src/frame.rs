@@ -19,45 +19,123 @@ use paragraf_law::LawError;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// Current format version written by this build (2: HNSW links stored as sorted gaps; 3: law bundles carry
-/// their prebuilt BM25 index).
+/// The folder format `manifest.json` records (`format_version`): raised together with a bundle kind's
+/// [`FileKind::version`], so that an incremental build rebuilds the laws an older format wrote (2: HNSW links
+/// stored as sorted gaps; 3: law bundles carry their prebuilt BM25 index).
 pub const FORMAT_VERSION: u32 = 3;
-/// Oldest format version this build still reads (law bundles: [`BundleKind::oldest_version`]).
-pub const MIN_FORMAT_VERSION: u32 = 2;
 /// Header length in bytes.
 pub const HEADER_LEN: usize = 24;
 
-/// The two kinds of bundle, told apart by their magic.
+/// One kind of framed file: its magic, its name in messages, and the versions of its payload this build writes
+/// and reads. Each kind is declared next to the code that reads its payload (`LAW_BUNDLE` and `STRATEGY_BUNDLE` in
+/// `paragraf_engine::bundle`, `KIND` in the learned, thesaurus, topics, federal and model-file modules), and each
+/// raises its own version when its payload changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BundleKind {
-    /// The structured law (`PGRF-LAW`).
-    Law,
-    /// One chunking strategy's index (`PGRF-STR`).
-    Strategy,
+pub struct FileKind {
+    /// The 8 bytes at the start of the file (`PGRF-…`).
+    pub magic: &'static [u8; 8],
+    /// What messages call it ("law bundle").
+    pub name: &'static str,
+    /// The version this build writes, and the newest it reads.
+    pub version: u32,
+    /// The oldest version this build reads.
+    pub oldest: u32,
 }
 
-impl BundleKind {
-    /// The 8-byte magic at the start of the file.
-    pub fn magic(self) -> &'static [u8; 8] {
-        match self {
-            BundleKind::Law => b"PGRF-LAW",
-            BundleKind::Strategy => b"PGRF-STR",
+impl FileKind {
+    /// A kind written at `version` and read from `oldest` on.
+    pub const fn new(
+        magic: &'static [u8; 8],
+        name: &'static str,
+        version: u32,
+        oldest: u32,
+    ) -> Self {
+        FileKind {
+            magic,
+            name,
+            version,
+            oldest,
         }
     }
 
-    fn name(self) -> &'static str {
-        match self {
-            BundleKind::Law => "law bundle",
-            BundleKind::Strategy => "strategy bundle",
-        }
+    /// Serialises `value` as a file of this kind.
+    pub fn encode<T: Serialize>(&self, value: &T) -> Vec<u8> {
+        self.frame(&postcard::to_allocvec(value).expect("file payloads always serialise"))
     }
 
-    /// The oldest format version of this kind that this build reads: law bundles before 3 lack their index.
-    pub fn oldest_version(self) -> u32 {
-        match self {
-            BundleKind::Law => 3,
-            BundleKind::Strategy => MIN_FORMAT_VERSION,
+    /// Puts the header (magic, this kind's version, length, checksum) before an already serialised payload.
+    pub fn frame(&self, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+        out.extend_from_slice(self.magic);
+        out.extend_from_slice(&self.version.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// Checks magic and version and returns the header, without looking at the payload.
+    pub fn read_header(&self, bytes: &[u8]) -> Result<Header, BundleError> {
+        let magic_len = bytes.len().min(8);
+        if bytes[..magic_len] != self.magic[..magic_len] {
+            return Err(BundleError::BadMagic {
+                expected: self.name,
+                found: String::from_utf8_lossy(&bytes[..magic_len]).into_owned(),
+            });
         }
+        if bytes.len() < HEADER_LEN {
+            return Err(BundleError::TooShort { len: bytes.len() });
+        }
+        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
+        let version = u32_at(8);
+        if version > self.version {
+            return Err(BundleError::TooNew {
+                kind: self.name,
+                found: version,
+                oldest: self.oldest,
+                newest: self.version,
+            });
+        }
+        if version < self.oldest {
+            return Err(BundleError::TooOld {
+                kind: self.name,
+                found: version,
+                oldest: self.oldest,
+                newest: self.version,
+            });
+        }
+        let payload_len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
+        Ok(Header {
+            version,
+            payload_len,
+            checksum: u32_at(20),
+        })
+    }
+
+    /// Checks header, length and checksum, then decodes the payload.
+    pub fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, BundleError> {
+        let header = self.read_header(bytes)?;
+        let present = (bytes.len() - HEADER_LEN) as u64;
+        if present < header.payload_len {
+            return Err(BundleError::Truncated {
+                expected: header.payload_len,
+                found: present,
+            });
+        }
+        if present > header.payload_len {
+            return Err(BundleError::TrailingBytes {
+                extra: present - header.payload_len,
+            });
+        }
+        let payload = &bytes[HEADER_LEN..];
+        let computed = crc32fast::hash(payload);
+        if computed != header.checksum {
+            return Err(BundleError::Checksum {
+                stored: header.checksum,
+                computed,
+            });
+        }
+        postcard::from_bytes(payload).map_err(|e| BundleError::Decode(e.to_string()))
     }
 }
 
@@ -79,18 +157,28 @@ pub enum BundleError {
         found: String,
     },
     /// Written by a newer Paragraf.
-    #[error("bundle format version {found} is newer than this Paragraf reads ({FORMAT_VERSION}). Update Paragraf (reload the app), or rebuild the bundles with this version")]
+    #[error("{kind} format version {found} is newer than this Paragraf reads ({oldest} to {newest}). Update Paragraf (reload the app), or rebuild the bundles with this version")]
     TooNew {
-        /// Version in the file.
-        found: u32,
-    },
-    /// Written by a Paragraf too old to read.
-    #[error("bundle format version {found} is older than this Paragraf reads (at least {oldest}). Rebuild the bundles with `paragraf build`")]
-    TooOld {
+        /// The kind's name.
+        kind: &'static str,
         /// Version in the file.
         found: u32,
         /// The oldest version read.
         oldest: u32,
+        /// The newest version read (the one written).
+        newest: u32,
+    },
+    /// Written by a Paragraf too old to read.
+    #[error("{kind} format version {found} is older than this Paragraf reads ({oldest} to {newest}). Rebuild the bundles with `paragraf build`")]
+    TooOld {
+        /// The kind's name.
+        kind: &'static str,
+        /// Version in the file.
+        found: u32,
+        /// The oldest version read.
+        oldest: u32,
+        /// The newest version read (the one written).
+        newest: u32,
     },
     /// Payload shorter than announced.
     #[error("bundle is truncated: the header announces {expected} payload bytes but {found} are present. Most likely the download was interrupted: reload, or rebuild with `paragraf build`")]
@@ -136,125 +224,6 @@ pub struct Header {
     pub checksum: u32,
 }
 
-/// Serialises `value` as a bundle of `kind`.
-pub fn encode<T: Serialize>(kind: BundleKind, value: &T) -> Vec<u8> {
-    encode_framed(kind.magic(), value)
-}
-
-/// Checks header, length and checksum, then decodes the payload of a bundle of `kind`.
-pub fn decode<T: DeserializeOwned>(kind: BundleKind, bytes: &[u8]) -> Result<T, BundleError> {
-    decode_versioned(kind.magic(), kind.name(), kind.oldest_version(), bytes)
-}
-
-/// Checks magic and version of a bundle of `kind` and returns the header, without looking at the payload.
-pub fn read_header(kind: BundleKind, bytes: &[u8]) -> Result<Header, BundleError> {
-    read_versioned_header(kind.magic(), kind.name(), kind.oldest_version(), bytes)
-}
-
-/// The same framing (magic, version, length, checksum) for Paragraf's other files, e.g. cache entries.
-pub fn encode_framed<T: Serialize>(magic: &[u8; 8], value: &T) -> Vec<u8> {
-    frame_payload(
-        magic,
-        &postcard::to_allocvec(value).expect("bundle types always serialise"),
-    )
-}
-
-/// Puts the header (magic, current version, length, checksum) before an already serialised payload.
-pub fn frame_payload(magic: &[u8; 8], payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-    out.extend_from_slice(magic);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
-    out.extend_from_slice(payload);
-    out
-}
-
-/// Validates a framed file's header: `name` says what was expected in errors.
-pub fn read_framed_header(
-    magic: &[u8; 8],
-    name: &'static str,
-    bytes: &[u8],
-) -> Result<Header, BundleError> {
-    read_versioned_header(magic, name, MIN_FORMAT_VERSION, bytes)
-}
-
-/// [`read_framed_header`] for a file read from version `oldest` on.
-fn read_versioned_header(
-    magic: &[u8; 8],
-    name: &'static str,
-    oldest: u32,
-    bytes: &[u8],
-) -> Result<Header, BundleError> {
-    let magic_len = bytes.len().min(8);
-    if bytes[..magic_len] != magic[..magic_len] {
-        return Err(BundleError::BadMagic {
-            expected: name,
-            found: String::from_utf8_lossy(&bytes[..magic_len]).into_owned(),
-        });
-    }
-    if bytes.len() < HEADER_LEN {
-        return Err(BundleError::TooShort { len: bytes.len() });
-    }
-    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
-    let version = u32_at(8);
-    if version > FORMAT_VERSION {
-        return Err(BundleError::TooNew { found: version });
-    }
-    if version < oldest {
-        return Err(BundleError::TooOld {
-            found: version,
-            oldest,
-        });
-    }
-    let payload_len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-    Ok(Header {
-        version,
-        payload_len,
-        checksum: u32_at(20),
-    })
-}
-
-/// Validates a framed file completely and decodes its payload.
-pub fn decode_framed<T: DeserializeOwned>(
-    magic: &[u8; 8],
-    name: &'static str,
-    bytes: &[u8],
-) -> Result<T, BundleError> {
-    decode_versioned(magic, name, MIN_FORMAT_VERSION, bytes)
-}
-
-/// [`decode_framed`] for a file read from version `oldest` on.
-fn decode_versioned<T: DeserializeOwned>(
-    magic: &[u8; 8],
-    name: &'static str,
-    oldest: u32,
-    bytes: &[u8],
-) -> Result<T, BundleError> {
-    let header = read_versioned_header(magic, name, oldest, bytes)?;
-    let present = (bytes.len() - HEADER_LEN) as u64;
-    if present < header.payload_len {
-        return Err(BundleError::Truncated {
-            expected: header.payload_len,
-            found: present,
-        });
-    }
-    if present > header.payload_len {
-        return Err(BundleError::TrailingBytes {
-            extra: present - header.payload_len,
-        });
-    }
-    let payload = &bytes[HEADER_LEN..];
-    let computed = crc32fast::hash(payload);
-    if computed != header.checksum {
-        return Err(BundleError::Checksum {
-            stored: header.checksum,
-            computed,
-        });
-    }
-    postcard::from_bytes(payload).map_err(|e| BundleError::Decode(e.to_string()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,25 +235,24 @@ mod tests {
         values: Vec<u32>,
     }
 
+    /// Two kinds as the bundles declare them: one read from version 3 on, one from 2 on.
+    const LAW: FileKind = FileKind::new(b"PGRF-LAW", "law bundle", 3, 3);
+    const STRATEGY: FileKind = FileKind::new(b"PGRF-STR", "strategy bundle", 3, 2);
+
     fn sample() -> Vec<u8> {
-        encode(
-            BundleKind::Law,
-            &Sample {
-                name: "BGB".into(),
-                values: vec![1, 2, 3],
-            },
-        )
+        LAW.encode(&Sample {
+            name: "BGB".into(),
+            values: vec![1, 2, 3],
+        })
     }
 
     fn error(bytes: &[u8]) -> String {
-        decode::<Sample>(BundleKind::Law, bytes)
-            .unwrap_err()
-            .to_string()
+        LAW.decode::<Sample>(bytes).unwrap_err().to_string()
     }
 
     #[test]
     fn round_trip() {
-        let decoded: Sample = decode(BundleKind::Law, &sample()).unwrap();
+        let decoded: Sample = LAW.decode(&sample()).unwrap();
         assert_eq!(
             decoded,
             Sample {
@@ -310,34 +278,32 @@ mod tests {
             "not a Paragraf law bundle: the file starts with \"<!DOCTYP\". Most likely another file (an HTML error page?) was served in its place"
         );
         assert_eq!(
-            decode::<Sample>(BundleKind::Strategy, &good).unwrap_err().to_string(),
+            STRATEGY.decode::<Sample>(&good).unwrap_err().to_string(),
             "not a Paragraf strategy bundle: the file starts with \"PGRF-LAW\". Most likely another file (an HTML error page?) was served in its place"
         );
         let mut future = good.clone();
         future[8..12].copy_from_slice(&4u32.to_le_bytes());
         assert_eq!(
             error(&future),
-            "bundle format version 4 is newer than this Paragraf reads (3). Update Paragraf (reload the app), or rebuild the bundles with this version"
+            "law bundle format version 4 is newer than this Paragraf reads (3 to 3). Update Paragraf (reload the app), or rebuild the bundles with this version"
         );
         let mut old = good.clone();
         old[8..12].copy_from_slice(&1u32.to_le_bytes());
-        assert_eq!(error(&old), "bundle format version 1 is older than this Paragraf reads (at least 3). Rebuild the bundles with `paragraf build`");
-        // A law bundle of version 2 has no index: older than law bundles may be; other files of 2 are read.
+        assert_eq!(error(&old), "law bundle format version 1 is older than this Paragraf reads (3 to 3). Rebuild the bundles with `paragraf build`");
+        // Each kind has its range: a law bundle of version 2 (no index) is too old, a strategy bundle of 2 is read.
         let mut before_index = good.clone();
         before_index[8..12].copy_from_slice(&2u32.to_le_bytes());
-        assert_eq!(error(&before_index), "bundle format version 2 is older than this Paragraf reads (at least 3). Rebuild the bundles with `paragraf build`");
-        assert!(decode::<Sample>(BundleKind::Strategy, &{
-            let mut strategy = encode(
-                BundleKind::Strategy,
-                &Sample {
+        assert_eq!(error(&before_index), "law bundle format version 2 is older than this Paragraf reads (3 to 3). Rebuild the bundles with `paragraf build`");
+        assert!(STRATEGY
+            .decode::<Sample>(&{
+                let mut strategy = STRATEGY.encode(&Sample {
                     name: "s".into(),
                     values: vec![],
-                },
-            );
-            strategy[8..12].copy_from_slice(&2u32.to_le_bytes());
-            strategy
-        })
-        .is_ok());
+                });
+                strategy[8..12].copy_from_slice(&2u32.to_le_bytes());
+                strategy
+            })
+            .is_ok());
         let mut corrupt = good.clone();
         *corrupt.last_mut().unwrap() ^= 0x40;
         assert!(
@@ -357,8 +323,8 @@ mod tests {
     fn valid_checksum_over_garbage_payload_is_a_decode_error() {
         let payload = [0xff_u8; 3];
         let mut bytes = Vec::new();
-        bytes.extend_from_slice(BundleKind::Law.magic());
-        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        bytes.extend_from_slice(LAW.magic);
+        bytes.extend_from_slice(&LAW.version.to_le_bytes());
         bytes.extend_from_slice(&3u64.to_le_bytes());
         bytes.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
         bytes.extend_from_slice(&payload);

@@ -7,18 +7,17 @@
 //! inputs pass the header and reach the payload decoder and the consistency checks behind it.
 
 use paragraf_core::federal::files::{
-    FederalHead, FederalVectors, HEAD_MAGIC as FEDERAL_HEAD_MAGIC,
-    VECTORS_MAGIC as FEDERAL_VECTORS_MAGIC,
+    FederalHead, FederalVectors, HEAD as FEDERAL_HEAD, VECTORS as FEDERAL_VECTORS,
 };
-use paragraf_core::finder::{LawFinder, TopicsFile, TOPICS_MAGIC};
+use paragraf_core::finder::{LawFinder, TopicsFile, TOPICS};
 use paragraf_core::manifest::LawEntry;
-use paragraf_e5::file::{ModelFile, MAGIC as MODEL_FILE_MAGIC};
+use paragraf_e5::file::{ModelFile, KIND as MODEL_FILE};
 use paragraf_e5::TextKind;
-use paragraf_engine::bundle::{LawBundle, StrategyBundle};
-use paragraf_engine::expansion::{expand, weighted_terms, ThesaurusFile, MAGIC as THESAURUS_MAGIC};
-use paragraf_engine::learning::{FirstStage, LearnedFile, MAGIC as LEARNED_MAGIC};
+use paragraf_engine::bundle::{LawBundle, StrategyBundle, STRATEGY_BUNDLE};
+use paragraf_engine::expansion::{expand, weighted_terms, ThesaurusFile, KIND as THESAURUS};
+use paragraf_engine::learning::{FirstStage, LearnedFile, KIND as LEARNED};
 use paragraf_engine::{search, LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
-use paragraf_format::frame::{frame_payload, BundleKind, HEADER_LEN};
+use paragraf_format::frame::{FileKind, HEADER_LEN};
 use paragraf_index::bm25::PostingShard;
 use paragraf_stats::rng::SplitMix64;
 
@@ -81,12 +80,12 @@ impl Mutator {
 
     /// A mutation of a framed file (bundle): mostly its payload mutated and framed again with a valid header
     /// and checksum, so that the decoder behind the checksum is reached; sometimes the raw file, header included.
-    pub fn mutate_framed(&mut self, file: &[u8], donor: &[u8], magic: &[u8; 8]) -> Vec<u8> {
+    pub fn mutate_framed(&mut self, file: &[u8], donor: &[u8], kind: FileKind) -> Vec<u8> {
         if file.len() < HEADER_LEN || self.rng.below(8) == 0 {
             return self.mutate(file, donor);
         }
         let payload = self.mutate(&file[HEADER_LEN..], donor.get(HEADER_LEN..).unwrap_or(&[]));
-        frame_payload(magic, &payload)
+        kind.frame(&payload)
     }
 }
 
@@ -171,14 +170,14 @@ pub fn thesaurus_file(bytes: &[u8], law: Option<&LawIndex>) -> bool {
 /// Raw bytes as a thesaurus file, and as the payload behind a valid header: the cargo-fuzz target's body.
 pub fn thesaurus_file_bytes(bytes: &[u8]) {
     let _ = thesaurus_file(bytes, None);
-    let _ = thesaurus_file(&frame_payload(THESAURUS_MAGIC, bytes), None);
+    let _ = thesaurus_file(&THESAURUS.frame(bytes), None);
 }
 
 /// Raw bytes as a strategy bundle, and the same bytes as the payload behind a valid header (so that arbitrary
 /// input reaches the payload decoder): the cargo-fuzz target's body, without a law to search.
 pub fn strategy_bundle_bytes(bytes: &[u8]) {
     let _ = StrategyBundle::from_bytes(bytes);
-    let _ = StrategyBundle::from_bytes(&frame_payload(BundleKind::Strategy.magic(), bytes));
+    let _ = StrategyBundle::from_bytes(&STRATEGY_BUNDLE.frame(bytes));
 }
 
 /// A federal index head (then a search through whichever of `shards` decode as its shards, with `vectors` when
@@ -220,13 +219,9 @@ pub fn federal_files(head: &[u8], shards: &[&[u8]], vectors: &[u8]) -> bool {
 /// cargo-fuzz target's body.
 pub fn federal_file_bytes(bytes: &[u8]) {
     let _ = federal_files(bytes, &[], &[]);
-    let _ = federal_files(&frame_payload(FEDERAL_HEAD_MAGIC, bytes), &[], &[]);
+    let _ = federal_files(&FEDERAL_HEAD.frame(bytes), &[], &[]);
     let _ = postcard::from_bytes::<PostingShard>(bytes).map(|s| s.terms());
-    let _ = paragraf_format::frame::decode_framed::<FederalVectors>(
-        FEDERAL_VECTORS_MAGIC,
-        "federal vectors",
-        &frame_payload(FEDERAL_VECTORS_MAGIC, bytes),
-    );
+    let _ = FEDERAL_VECTORS.decode::<FederalVectors>(&FEDERAL_VECTORS.frame(bytes));
 }
 
 /// A topics file (then the law finder over `laws` with it, as the app builds it): returns whether it decoded.
@@ -281,13 +276,13 @@ pub fn learned_file(bytes: &[u8], law: Option<&LawIndex>) -> bool {
 /// Raw bytes as a learned file, and as the payload behind a valid header: the cargo-fuzz target's body.
 pub fn learned_file_bytes(bytes: &[u8]) {
     let _ = learned_file(bytes, None);
-    let _ = learned_file(&frame_payload(LEARNED_MAGIC, bytes), None);
+    let _ = learned_file(&LEARNED.frame(bytes), None);
 }
 
 /// Raw bytes as a topics file, and as the payload behind a valid header: the cargo-fuzz target's body.
 pub fn topics_file_bytes(bytes: &[u8]) {
     let _ = topics_file(bytes, &[]);
-    let _ = topics_file(&frame_payload(TOPICS_MAGIC, bytes), &[]);
+    let _ = topics_file(&TOPICS.frame(bytes), &[]);
 }
 
 /// What the browser's model file goes through in the worker: decode (framing and every shape), prepare the encoder
@@ -306,24 +301,22 @@ pub fn model_file(bytes: &[u8]) -> bool {
 /// Raw bytes as a model file, and as the payload behind a valid header: the cargo-fuzz target's body.
 pub fn model_file_bytes(bytes: &[u8]) {
     let _ = model_file(bytes);
-    let _ = model_file(&frame_payload(MODEL_FILE_MAGIC, bytes));
+    let _ = model_file(&MODEL_FILE.frame(bytes));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use paragraf_engine::bundle::LAW_BUNDLE;
 
     #[test]
     fn mutations_are_deterministic_and_keep_frames_valid() {
-        let file = frame_payload(BundleKind::Law.magic(), b"0123456789abcdef");
+        let file = LAW_BUNDLE.frame(b"0123456789abcdef");
         let (mut a, mut b) = (Mutator::new(7), Mutator::new(7));
         let mut changed = 0;
         for _ in 0..200 {
-            let x = a.mutate_framed(&file, b"donor bytes", BundleKind::Law.magic());
-            assert_eq!(
-                x,
-                b.mutate_framed(&file, b"donor bytes", BundleKind::Law.magic())
-            );
+            let x = a.mutate_framed(&file, b"donor bytes", LAW_BUNDLE);
+            assert_eq!(x, b.mutate_framed(&file, b"donor bytes", LAW_BUNDLE));
             changed += usize::from(x != file);
         }
         assert!(
@@ -333,11 +326,11 @@ mod tests {
         // Most inputs carry a valid header and checksum: the decoder behind them is reached.
         let mut m = Mutator::new(1);
         let framed = (0..50)
-            .map(|_| m.mutate_framed(&file, b"", BundleKind::Law.magic()))
+            .map(|_| m.mutate_framed(&file, b"", LAW_BUNDLE))
             .filter(|x| {
                 x.len() >= HEADER_LEN
                     && x[20..24] == crc32fast::hash(&x[HEADER_LEN..]).to_le_bytes()
-                    && paragraf_format::frame::read_header(BundleKind::Law, x).is_ok()
+                    && LAW_BUNDLE.read_header(x).is_ok()
             })
             .count();
         assert!(framed > 30, "{framed}");

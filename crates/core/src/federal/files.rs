@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{rank, FederalHit, FederalIndex, FederalLaw};
 use paragraf_engine::{EngineError, Mode, SearchOptions};
-use paragraf_format::frame::{decode_framed, encode_framed, read_framed_header, BundleError};
+use paragraf_format::frame::{BundleError, FileKind};
 use paragraf_index::bm25::{top_k, Bm25Dictionary, PostingShard};
 use paragraf_index::vectors::VectorStore;
 use paragraf_index::{Hit, TopK};
@@ -39,14 +39,14 @@ mod erased {
     }
 }
 
-/// Magic of the head file.
-pub const HEAD_MAGIC: &[u8; 8] = b"PGRF-FHD";
+/// The head file.
+pub const HEAD: FileKind = FileKind::new(b"PGRF-FHD", "federal index", 3, 2);
 /// Magic of the head file while it still held the section vectors: recognised, to say what to do.
 const OLD_HEAD_MAGIC: &[u8; 8] = b"PGRF-FED";
-/// Magic of a posting shard.
-pub const SHARD_MAGIC: &[u8; 8] = b"PGRF-FPS";
-/// Magic of the vectors file.
-pub const VECTORS_MAGIC: &[u8; 8] = b"PGRF-FVQ";
+/// A posting shard.
+pub const SHARD: FileKind = FileKind::new(b"PGRF-FPS", "posting shard", 3, 2);
+/// The vectors file.
+pub const VECTORS: FileKind = FileKind::new(b"PGRF-FVQ", "federal vectors", 3, 2);
 /// Postings per shard the build aims at: a question of ten terms fetches well under a megabyte.
 pub const SHARD_BYTES: usize = 64 << 10;
 /// Widest vectors a vectors file may carry.
@@ -429,7 +429,7 @@ pub struct FederalVectors {
 impl FederalVectors {
     /// The file.
     pub fn to_bytes(&self) -> Vec<u8> {
-        encode_framed(VECTORS_MAGIC, self)
+        VECTORS.encode(self)
     }
 
     /// The model of the section vectors: questions must be embedded with it.
@@ -527,7 +527,7 @@ impl FederalHead {
 
     /// The head as a file.
     pub fn to_bytes(&self) -> Vec<u8> {
-        encode_framed(HEAD_MAGIC, self)
+        HEAD.encode(self)
     }
 
     /// Reads a head file and checks that its parts fit together.
@@ -535,8 +535,8 @@ impl FederalHead {
         if bytes.starts_with(OLD_HEAD_MAGIC) {
             return Err(FederalFileError::OldLayout);
         }
-        let mut head: FederalHead = decode_framed(HEAD_MAGIC, "federal index", bytes)?;
-        head.checksum = read_framed_header(HEAD_MAGIC, "federal index", bytes)?.checksum;
+        let mut head: FederalHead = HEAD.decode(bytes)?;
+        head.checksum = HEAD.read_header(bytes)?.checksum;
         head.check()?;
         Ok(head)
     }
@@ -548,7 +548,7 @@ impl FederalHead {
 
     /// Reads this head's vectors file and checks it against the head.
     pub fn vectors_from_bytes(&self, bytes: &[u8]) -> Result<FederalVectors, FederalFileError> {
-        let vectors: FederalVectors = decode_framed(VECTORS_MAGIC, "federal vectors", bytes)?;
+        let vectors: FederalVectors = VECTORS.decode(bytes)?;
         if vectors.head != self.checksum {
             return Err(FederalFileError::WrongHead);
         }
@@ -603,13 +603,10 @@ impl FederalHead {
 
     /// A posting shard as a file.
     pub fn shard_to_bytes(index: u32, shard: &PostingShard) -> Vec<u8> {
-        encode_framed(
-            SHARD_MAGIC,
-            &ShardFile {
-                index,
-                shard: shard.clone(),
-            },
-        )
+        SHARD.encode(&ShardFile {
+            index,
+            shard: shard.clone(),
+        })
     }
 
     /// Reads posting shard `index` of this head and checks it against the dictionary.
@@ -618,7 +615,7 @@ impl FederalHead {
         index: u32,
         bytes: &[u8],
     ) -> Result<PostingShard, FederalFileError> {
-        let file: ShardFile = decode_framed(SHARD_MAGIC, "posting shard", bytes)?;
+        let file: ShardFile = SHARD.decode(bytes)?;
         if file.index != index {
             return Err(FederalFileError::WrongShard {
                 expected: index,

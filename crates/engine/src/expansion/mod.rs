@@ -39,9 +39,9 @@
 
 pub mod thesaurus;
 
-use paragraf_format::frame::{decode_framed, encode_framed, BundleError};
 #[cfg(test)]
-use paragraf_format::frame::{frame_payload, HEADER_LEN};
+use paragraf_format::frame::HEADER_LEN;
+use paragraf_format::frame::{BundleError, FileKind};
 use paragraf_index::bm25::Bm25Index;
 use paragraf_law::analyzer::{Analyzer, AnalyzerConfig, MIN_PART_CHARS};
 use serde::{Deserialize, Serialize};
@@ -156,9 +156,8 @@ pub struct ThesaurusFile {
     pub thesaurus: PreparedThesaurus,
 }
 
-/// Magic of a thesaurus file.
-pub const MAGIC: &[u8; 8] = b"PGRF-THS";
-const NAME: &str = "thesaurus file";
+/// A thesaurus file.
+pub const KIND: FileKind = FileKind::new(b"PGRF-THS", "thesaurus file", 3, 2);
 
 /// Most distinct words a thesaurus file may hold (OpenThesaurus has about 100,000).
 pub const MAX_WORDS: usize = 1 << 21;
@@ -242,24 +241,21 @@ impl ThesaurusFile {
             .iter()
             .map(|set| set.iter().map(|w| w.word * 4 + w.role as u32).collect())
             .collect();
-        encode_framed(
-            MAGIC,
-            &Wire {
-                generator: self.generator.clone(),
-                source: self.source.clone(),
-                notice: self.notice.clone(),
-                params: self.params,
-                analyzer: t.analyzer,
-                words: t.words.clone(),
-                stems,
-                sets,
-            },
-        )
+        KIND.encode(&Wire {
+            generator: self.generator.clone(),
+            source: self.source.clone(),
+            notice: self.notice.clone(),
+            params: self.params,
+            analyzer: t.analyzer,
+            words: t.words.clone(),
+            stems,
+            sets,
+        })
     }
 
     /// Decodes and validates.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ExpansionError> {
-        let wire: Wire = decode_framed(MAGIC, NAME, bytes)?;
+        let wire: Wire = KIND.decode(bytes)?;
         let fail = |what| Err(ExpansionError::Invalid(what));
         if wire.words.len() > MAX_WORDS || wire.sets.len() > MAX_SETS {
             return fail("too many words or synonym sets");
@@ -910,7 +906,7 @@ mod tests {
     fn the_file_round_trips_to_the_same_tables() {
         let file = file();
         let bytes = file.to_bytes();
-        assert_eq!(&bytes[..8], MAGIC);
+        assert_eq!(&bytes[..8], KIND.magic);
         let back = ThesaurusFile::from_bytes(&bytes).unwrap();
         assert_eq!(back, file);
         // Every stemmable single word once, labelled ones too (they count as senses).
@@ -961,7 +957,7 @@ mod tests {
             "not a Paragraf thesaurus file: the file starts with \"<html>no\". Most likely another file (an HTML error page?) was served in its place"
         );
         // A per-law table of the older layout is another kind of file.
-        let old = frame_payload(b"PGRF-EXP", &[0; 4]);
+        let old = FileKind::new(b"PGRF-EXP", "expansion table", 3, 2).frame(&[0; 4]);
         assert!(ThesaurusFile::from_bytes(&old)
             .unwrap_err()
             .to_string()
@@ -969,9 +965,9 @@ mod tests {
         // Payloads that decode but break the invariants, framed as a build would frame them.
         let wire = |edit: &dyn Fn(&mut Wire)| {
             let bytes = file.to_bytes();
-            let mut w: Wire = decode_framed(MAGIC, NAME, &bytes).unwrap();
+            let mut w: Wire = KIND.decode(&bytes).unwrap();
             edit(&mut w);
-            ThesaurusFile::from_bytes(&encode_framed(MAGIC, &w))
+            ThesaurusFile::from_bytes(&KIND.encode(&w))
                 .unwrap_err()
                 .to_string()
         };

@@ -27,14 +27,14 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::Mode;
-use paragraf_format::frame::{decode_framed, encode_framed, BundleError};
+use paragraf_format::frame::{BundleError, FileKind};
 use paragraf_index::fusion::DEFAULT_RRF_K;
 use paragraf_index::vectors::Int8Vectors;
 use paragraf_index::Hit;
 use paragraf_law::Law;
 
-/// The learned file's magic.
-pub const MAGIC: &[u8; 8] = b"PGRF-LRN";
+/// The learned file.
+pub const KIND: FileKind = FileKind::new(b"PGRF-LRN", "learned file", 3, 2);
 
 /// Precedents that vote for a query: the most similar, lexically and (with a vector) densely.
 pub const PRECEDENTS: usize = 100;
@@ -266,12 +266,12 @@ pub fn question_hash(text: &str) -> u64 {
 impl LearnedFile {
     /// The framed bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        encode_framed(MAGIC, self)
+        KIND.encode(self)
     }
 
     /// Checks framing, checksum, limits and every index.
     pub fn from_bytes(bytes: &[u8]) -> Result<LearnedFile, LearningError> {
-        let file: LearnedFile = decode_framed(MAGIC, "learned file", bytes)?;
+        let file: LearnedFile = KIND.decode(bytes)?;
         file.check()?;
         Ok(file)
     }
