@@ -29,8 +29,9 @@ pub struct FederalSummary {
     pub terms: usize,
     /// Bytes of the head's parts ([`FederalHead::part_bytes`]).
     pub parts: [(&'static str, usize); 3],
-    /// Seconds to read the laws, and to index and write.
+    /// Seconds to read the laws.
     pub seconds_reading: f64,
+    /// Seconds to index them and write the files.
     pub seconds_indexing: f64,
 }
 

@@ -2,6 +2,7 @@
 //!
 //! Native only (it owns files, the encoder and the network); what it writes is read in the browser by
 //! `paragraf-engine` (bundles), `paragraf-core` (manifest, index across laws) and `paragraf-e5` (model file).
+#![warn(missing_docs)]
 
 pub mod browser_model;
 pub mod builder;

@@ -19,37 +19,58 @@ pub enum CiteError {
     NotACitation(String),
     /// The law is named in words (`des Handelsgesetzbuchs`).
     #[error("{citation} names its law in words ({words}): name it by its abbreviation, e.g. `§ 433 BGB`")]
-    LawInWords { citation: String, words: String },
+    LawInWords {
+        /// The citation as given.
+        citation: String,
+        /// The words that name the law.
+        words: String,
+    },
     /// The section does not exist in the law.
     #[error("{law} has no {designation}; its provisions run from {first} to {last}")]
     NoSection {
+        /// The law's abbreviation.
         law: String,
+        /// The designation asked for.
         designation: String,
+        /// The law's first provision.
         first: String,
+        /// The law's last provision.
         last: String,
     },
     /// The section has no such Absatz.
     #[error("{designation} {law} has no Abs. {subsection} ({available})")]
     NoSubsection {
+        /// The law's abbreviation.
         law: String,
+        /// The section's designation.
         designation: String,
+        /// The Absatz asked for.
         subsection: String,
+        /// The Absätze the section has.
         available: String,
     },
     /// The Absatz (or section) has no such Satz.
     #[error("{unit} {law} has no Satz {sentence} (it has {count})")]
     NoSentence {
+        /// The law's abbreviation.
         law: String,
+        /// The section or Absatz, as cited.
         unit: String,
+        /// The Satz asked for.
         sentence: u16,
+        /// How many Sätze it has.
         count: String,
     },
     /// A Satz of a section with several Absätze, without the Absatz.
     #[error("{designation} {law} has {count} Absätze: name the Absatz, e.g. `{designation} Abs. 1 S. {sentence} {law}`")]
     AbsatzNeeded {
+        /// The law's abbreviation.
         law: String,
+        /// The section's designation.
         designation: String,
+        /// How many Absätze it has.
         count: usize,
+        /// The Satz asked for.
         sentence: u16,
     },
 }

@@ -634,7 +634,9 @@ mod tests {
         let mut old = bytes.clone();
         old[8..12].copy_from_slice(&0u32.to_le_bytes());
         assert!(
-            message(&old).starts_with("topics file format version 0 is older than this Paragraf reads (2 to 3)"),
+            message(&old).starts_with(
+                "topics file format version 0 is older than this Paragraf reads (2 to 3)"
+            ),
             "{}",
             message(&old)
         );

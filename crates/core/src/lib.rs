@@ -7,6 +7,7 @@
 //! Below it: the engine over one law with its bundles, expansion and learning (`paragraf-engine`), the search
 //! kernels (`paragraf-index`), the law model and its text work (`paragraf-law`), the file framing and contracts
 //! (`paragraf-format`), statistics (`paragraf-stats`) and the e5 network (`paragraf-e5`).
+#![warn(missing_docs)]
 
 pub mod cite;
 pub mod federal;

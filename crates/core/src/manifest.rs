@@ -101,6 +101,7 @@ pub struct LearnedEntry {
     pub questions: usize,
     /// The licence of what was learned (GerLayQA: non-commercial research only).
     pub licence: String,
+    /// The learned file.
     pub file: FileEntry,
     /// In a folder of many laws: the law-routing weights fit with these questions among all its laws
     /// ([`crate::federal::learned`]). Learned from the same questions, under the same licence.
@@ -164,6 +165,7 @@ impl FederalEntry {
 pub struct VectorsEntry {
     /// The model that embedded them: questions must be embedded with it.
     pub model: String,
+    /// The vectors file.
     pub file: FileEntry,
 }
 

@@ -93,6 +93,7 @@ pub enum ParseError {
         /// The broken invariant.
         source: paragraf_law::LawError,
     },
+    /// The document is XML, but not a law of the archive.
     #[error("{file}:{line}:{column}: not a gesetze-im-internet.de law: the root element is <{root}>, expected <dokumente> holding <norm> elements (gii-norm format)")]
     NotGii {
         /// The file.

@@ -1,6 +1,7 @@
 //! Reads the official gesetze-im-internet.de XML into Paragraf's law model ([`paragraf_law::Law`]).
 //!
 //! Native only: XML parsing, archives and downloads stay out of the IO-free crates; this one fills `paragraf-law`'s model.
+#![warn(missing_docs)]
 
 pub mod archive;
 pub mod fetch;

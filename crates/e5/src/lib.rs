@@ -9,6 +9,7 @@
 //! - [`mod@file`]: the browser's model file (framed like the bundles, content-hashed in the manifest).
 //! - [`math`]: the numeric kernels both encoders (e5 here, EmbeddingGemma natively) share.
 //! - [`q4`]: the 4-bit weight format.
+#![warn(missing_docs)]
 
 pub mod file;
 pub mod math;

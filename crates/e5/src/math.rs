@@ -9,9 +9,13 @@ use rayon::prelude::*;
 
 /// A dense linear layer `y = x · Wᵀ + b` with `W` stored row-major as `[out, in]`.
 pub struct Linear {
+    /// The weights, `[out, in]` row-major.
     pub w: Vec<f32>,
+    /// The bias, one per output.
     pub b: Vec<f32>,
+    /// Input width.
     pub n_in: usize,
+    /// Output width.
     pub n_out: usize,
 }
 

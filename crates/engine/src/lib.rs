@@ -15,6 +15,7 @@
 //!
 //! Why a crate of its own: the engine over one law needs no folder, manifest or other law; the layer above it
 //! (`paragraf-core`: manifests, all federal law, the law finder, what front ends show) does.
+#![warn(missing_docs)]
 
 pub mod bundle;
 pub mod expansion;

@@ -73,22 +73,38 @@ pub enum GoldWarning {
     #[error(
         "question {question}: {id:?} names a law that is not among the laws searched (a miss)"
     )]
-    UnknownLaw { question: usize, id: String },
+    UnknownLaw {
+        /// The question's number (from 0).
+        question: usize,
+        /// The gold id as written.
+        id: String,
+    },
     /// The id names no law and the questions have no law of their own (counted as a miss).
     #[error("question {question}: {id:?} names no law, and the questions have no law of their own (a miss); write it as `§ 3 BUrlG`")]
-    NoLaw { question: usize, id: String },
+    NoLaw {
+        /// The question's number (from 0).
+        question: usize,
+        /// The gold id as written.
+        id: String,
+    },
     /// The law was found under another name (`StVO` is `StVO 2013`); the id counts for that law.
     #[error("question {question}: {id:?} is read as {law}")]
     Resolved {
+        /// The question's number (from 0).
         question: usize,
+        /// The gold id as written.
         id: String,
+        /// The law it was read as.
         law: String,
     },
     /// The law has no such active section (repealed, renumbered or a typo; counted as a miss).
     #[error("question {question}: {law} has no active section {designation:?} (a miss)")]
     NoSection {
+        /// The question's number (from 0).
         question: usize,
+        /// The law's abbreviation.
         law: String,
+        /// The designation asked for.
         designation: String,
     },
 }

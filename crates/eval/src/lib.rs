@@ -6,6 +6,7 @@
 //! (which ranks with the engine and scores with `paragraf_stats::metrics`), lets [`harness::significance`] say
 //! whether differences are real (`paragraf_stats::stats`), and writes or reads the result as a
 //! [`report::Report`]. Why a crate of its own: nothing that searches needs it; it sits above the engine.
+#![warn(missing_docs)]
 
 pub mod gold;
 pub mod harness;

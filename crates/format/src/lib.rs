@@ -5,6 +5,7 @@
 //!
 //! Why a crate of its own: the proxy, the embedder, the file-system rules and the browser all read these and
 //! nothing else of the search engine; keeping them here lets each depend on the contract, not on the engine.
+#![warn(missing_docs)]
 
 pub mod api;
 pub mod digest;

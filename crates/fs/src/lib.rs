@@ -13,6 +13,7 @@
 //!
 //! Why a crate of its own: the corpus fetcher, the bundler, the embedding cache and the model fetcher all write
 //! files; before, each had its own rename routine and only two synced. The IO-free crates stay IO-free, so the rules live here.
+#![warn(missing_docs)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -5,6 +5,7 @@
 //! search) and how valid files are mutated so that they get past the checksum live in one place. The mutator is
 //! a small deterministic one (no coverage feedback; cargo-fuzz brings that): it starts from valid files, so most
 //! inputs pass the header and reach the payload decoder and the consistency checks behind it.
+#![warn(missing_docs)]
 
 use paragraf_core::federal::files::{
     FederalHead, FederalVectors, HEAD as FEDERAL_HEAD, VECTORS as FEDERAL_VECTORS,

@@ -11,6 +11,7 @@
 //!
 //! Every function here is deterministic: equal scores are ordered by the lower index, so the same bundle gives
 //! the same ranking natively and in wasm.
+#![warn(missing_docs)]
 
 pub mod aggregate;
 pub mod bm25;

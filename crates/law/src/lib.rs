@@ -5,6 +5,7 @@
 //! Why a crate of its own: it is the bottom of the tree. The parser (`paragraf-corpus`) fills the model, file
 //! formats frame it, search indexes it; none of that reaches back down here, and all of it is IO-free, so the
 //! browser runs exactly this code on the laws it downloads.
+#![warn(missing_docs)]
 
 pub mod analyzer;
 pub mod citations;

@@ -13,6 +13,7 @@
 //!
 //! The server is generic over [`paragraf_embed::EmbeddingBackend`], so the same code serves the local e5 and
 //! EmbeddingGemma encoders or any other backend (and tests use small deterministic ones).
+#![warn(missing_docs)]
 
 pub mod api;
 pub mod bench;

@@ -4,6 +4,7 @@
 //!
 //! Why a crate of its own: evaluation (native) and learning (fit natively, applied in the browser) both need
 //! them, and none of them needs to know what a law or a bundle is.
+#![warn(missing_docs)]
 
 pub mod cv;
 pub mod metrics;

@@ -455,7 +455,9 @@ impl FederalVectors {
 
 /// What [`FederalHead::build`] makes: the files' contents.
 pub struct FederalFiles {
+    /// The head: laws, designations, the BM25 dictionary.
     pub head: FederalHead,
+    /// The posting shards, in term order.
     pub shards: Vec<PostingShard>,
     /// `None` when no law brought a `section` bundle with vectors.
     pub vectors: Option<FederalVectors>,
