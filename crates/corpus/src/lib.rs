@@ -12,7 +12,7 @@ pub mod source;
 pub use archive::ArchiveError;
 pub use fetch::{fetch_law, FetchError, DEFAULT_BASE_URL};
 pub use gii::{default_slug, parse_bytes, parse_file, parse_str, ParseError, ParseOptions};
-pub use source::{for_each_law, SourceError, SourceLaw};
+pub use source::{for_each_law, load_law, LoadError, SourceError, SourceLaw};
 
 use paragraf_format::fault::{blame, first_fault, Blame, Fault};
 
@@ -24,6 +24,7 @@ pub fn fault_of(cause: &(dyn std::error::Error + 'static)) -> Option<Fault> {
             blame::<ParseError>,
             blame::<FetchError>,
             blame::<ArchiveError>,
+            blame::<LoadError>,
         ],
     )
 }
@@ -49,6 +50,17 @@ impl Blame for FetchError {
     }
 }
 
+impl Blame for LoadError {
+    /// A law that does not parse is the input's fault (as when it is read alone); a missing one is not (exit 1,
+    /// as before it had a type).
+    fn fault(&self) -> Fault {
+        match self {
+            LoadError::Parse(_) => Fault::Input,
+            LoadError::NoLaw { .. } => Fault::Other,
+        }
+    }
+}
+
 impl Blame for ArchiveError {
     /// An entry too large or a bomb is the archive's fault; reading it is not.
     fn fault(&self) -> Fault {
@@ -56,5 +68,25 @@ impl Blame for ArchiveError {
             ArchiveError::EntryTooLarge { .. } | ArchiveError::Bomb { .. } => Fault::Input,
             ArchiveError::Read { .. } => Fault::Other,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_law_that_does_not_parse_is_the_inputs_fault_however_it_was_read() {
+        let parse = parse_str("<x/>", "x.xml", &ParseOptions::default()).unwrap_err();
+        assert_eq!(fault_of(&parse), Some(Fault::Input));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("x.xml"), "<x/>").unwrap();
+        let loaded = load_law("X", dir.path()).unwrap_err();
+        assert_eq!(fault_of(&loaded), Some(Fault::Input));
+        let missing = load_law("NOPE", dir.path()).unwrap_err();
+        assert_eq!(fault_of(&missing), Some(Fault::Other));
+        assert!(missing
+            .to_string()
+            .starts_with("no law \"NOPE\": it is not a file"));
     }
 }

@@ -10,7 +10,7 @@ use crate::gii::{parse_bytes, ParseError, ParseOptions};
 use crate::limits::{self, MAX_XML_BYTES};
 use paragraf_law::Law;
 use std::ops::ControlFlow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One law of a source.
 pub struct SourceLaw {
@@ -129,4 +129,44 @@ fn for_each_file(
         }
     }
     Ok(count)
+}
+/// Why a law asked for by name or path could not be loaded ([`load_law`]).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Neither a file nor a law of the folder.
+    #[error("no law {law:?}: it is not a file, and {} holds no {law}.xml. Pass the path of the law's XML, or point --corpus-dir (PARAGRAF_CORPUS) at the folder that holds it", dir.display())]
+    NoLaw {
+        /// The name or path asked for.
+        law: String,
+        /// The folder searched.
+        dir: PathBuf,
+    },
+    /// The file is not a law that parses.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+}
+
+/// The law `law` names: an existing file, else `<dir>/<file_stem(law)>.xml` (case-insensitive, as `corpus fetch`
+/// stores a law; plain abbreviations such as `BGB` are their own stem), parsed.
+pub fn load_law(law: &str, dir: &Path) -> Result<Law, LoadError> {
+    let as_path = PathBuf::from(law);
+    let path = if as_path.is_file() {
+        as_path
+    } else {
+        let wanted = format!(
+            "{}.xml",
+            paragraf_format::names::file_stem(law).to_lowercase()
+        );
+        let found = std::fs::read_dir(dir).ok().and_then(|entries| {
+            entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().to_lowercase() == wanted)
+            })
+        });
+        found.ok_or_else(|| LoadError::NoLaw {
+            law: law.to_string(),
+            dir: dir.to_path_buf(),
+        })?
+    };
+    Ok(crate::parse_file(&path)?)
 }

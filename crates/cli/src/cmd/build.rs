@@ -2,12 +2,13 @@
 //! federal archive or a folder (`--laws`), incrementally. The arguments and the rendering; the build itself is
 //! `paragraf_bundler::pipeline`'s.
 
-use crate::cmd::corpus::{load_law, CorpusDir};
+use crate::cmd::corpus::CorpusDir;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use paragraf_bundler::builder::{BuildOptions, BuildReport, BundleFolder, Embedder, Precision};
 use paragraf_bundler::generate::{Generator, LlmClient, LlmConfig};
 use paragraf_bundler::pipeline::{self, Event, Finished, LawList, Laws, Plan};
+use paragraf_corpus::load_law;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::container::Container;

@@ -2,6 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use paragraf_corpus::load_law;
 use paragraf_law::{Law, RefTarget};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -167,36 +168,6 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Resolves LAW: an existing file, else `<dir>/<file_stem(LAW)>.xml` (case-insensitive).
-pub fn load_law(law: &str, dir: &Path) -> Result<Law> {
-    let path = resolve_law_path(law, dir)?;
-    Ok(paragraf_corpus::parse_file(&path)?)
-}
-
-fn resolve_law_path(law: &str, dir: &Path) -> Result<PathBuf> {
-    let as_path = PathBuf::from(law);
-    if as_path.is_file() {
-        return Ok(as_path);
-    }
-    // `corpus fetch` stores a law as `file_stem(abbreviation).xml`; plain abbreviations (`BGB`) are their own stem.
-    let wanted = format!(
-        "{}.xml",
-        paragraf_format::names::file_stem(law).to_lowercase()
-    );
-    let found = std::fs::read_dir(dir).ok().and_then(|entries| {
-        entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().to_lowercase() == wanted)
-        })
-    });
-    found.with_context(|| {
-        format!(
-            "no law {law:?}: it is not a file, and {} holds no {law}.xml. Pass the path of the law's XML, or point --corpus-dir (PARAGRAF_CORPUS) at the folder that holds it",
-            dir.display()
-        )
-    })
 }
 
 #[derive(Serialize)]

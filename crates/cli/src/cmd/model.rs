@@ -9,7 +9,8 @@ use paragraf_embed::container::Container;
 use paragraf_embed::{gemma, model, TextKind};
 use std::time::Instant;
 
-use crate::cmd::corpus::{load_law, CorpusDir};
+use crate::cmd::corpus::CorpusDir;
+use paragraf_corpus::load_law;
 
 #[derive(Args)]
 pub struct ModelArgs {
