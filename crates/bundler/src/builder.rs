@@ -48,6 +48,19 @@ pub enum BuildError {
     Manifest(#[from] manifest::FolderError),
 }
 
+impl paragraf_format::fault::Blame for BuildError {
+    /// A folder whose manifest or bundles are unusable is the input's fault; the disk, the encoder and the
+    /// generator are not.
+    fn fault(&self) -> paragraf_format::fault::Fault {
+        match self {
+            BuildError::Manifest(e) => e.fault(),
+            BuildError::Fs(_) | BuildError::Embed(_) | BuildError::Generate(_) => {
+                paragraf_format::fault::Fault::Other
+            }
+        }
+    }
+}
+
 /// How vectors are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Precision {

@@ -27,6 +27,8 @@ pub fn fault_of(
         &[
             blame::<manifest::FolderError>,
             blame::<federal::FederalError>,
+            blame::<builder::BuildError>,
+            blame::<pipeline::PipelineError>,
         ],
     )
 }

@@ -25,6 +25,7 @@ use crate::builder::{build, BuildError, BuildReport, BundleFolder, Embedder};
 use crate::federal::{FederalError, FederalSummary};
 use crate::generate::Generator;
 use crate::manifest::FolderError;
+use paragraf_format::fault::{Blame, Fault};
 
 /// How often a many-law build saves the manifest at most: a kill loses at most that much work.
 pub const SAVE_EVERY: Duration = Duration::from_secs(30);
@@ -77,6 +78,9 @@ pub struct Plan<'a> {
     pub e5_weights: Box<dyn FnOnce() -> Result<E5Weights, paragraf_embed::EmbedError> + 'a>,
     /// The posting-shard size of the index across laws (`paragraf_core::federal::files::SHARD_BYTES`).
     pub shard_bytes: usize,
+    /// When the build started (before anything was loaded): unlisted bundles older than this are a killed
+    /// build's orphans; newer ones may belong to a build running alongside.
+    pub started: SystemTime,
 }
 
 /// What a build reports while it runs.
@@ -88,8 +92,17 @@ pub enum Event<'a> {
     /// A many-law build starts: the laws it will look at (the named ones, or every law of the source after a
     /// first pass of about 10 s over the whole archive).
     LawsCounted(u64),
-    /// A many-law build looked at one more law; the tally so far.
-    LawLookedAt(&'a Tally),
+    /// A many-law build took up one more law (`looked_at` counts it), and again when it is done; the tally so
+    /// far.
+    LawsProgress(&'a Tally),
+    /// A many-law build is through its laws (before the manifest is saved and the files that depend on every
+    /// law are written): the tally, and the laws named but not in the source.
+    LawsDone {
+        /// How the laws went.
+        tally: &'a Tally,
+        /// Laws named but not in the source, each with similar names.
+        missing: &'a [String],
+    },
     /// The index across laws is being written: `done` of `total` laws read.
     FederalReading {
         /// Laws read.
@@ -128,8 +141,8 @@ pub struct Finished {
     pub federal: Option<FederalSummary>,
 }
 
-/// Why a build stopped. Its causes stay unboxed (large, but made once per build): the exit-code rule finds a
-/// cause by downcasting the chain, which a `Box` would hide (`paragraf_format::fault`).
+/// Why a build stopped (large, but made once per build, so unboxed). Whose fault it is comes from the cause
+/// ([`Blame`]: the transparent variants hide theirs from the error chain, so they answer for it).
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
     /// The source of many laws could not be read at all.
@@ -178,9 +191,65 @@ pub enum PipelineError {
         #[source]
         source: FederalError,
     },
-    /// The folder could not be cleaned of a killed build's leftovers or orphans.
+    /// The folder's manifest could not be read.
     #[error(transparent)]
     Folder(#[from] FolderError),
+    /// A killed build's orphans could not be found or removed.
+    #[error(transparent)]
+    Orphans(#[from] OrphanError),
+}
+
+impl Blame for PipelineError {
+    fn fault(&self) -> Fault {
+        match self {
+            PipelineError::Build(e) => e.fault(),
+            PipelineError::Folder(e) => e.fault(),
+            // The others name their cause as the next error of the chain, which says whose fault it is.
+            PipelineError::Source(_)
+            | PipelineError::One { .. }
+            | PipelineError::Law { .. }
+            | PipelineError::Encoder { .. }
+            | PipelineError::Federal { .. }
+            | PipelineError::Orphans(_) => Fault::Other,
+        }
+    }
+}
+
+/// Why a killed build's orphans could not be found or removed.
+#[derive(Debug, thiserror::Error)]
+pub enum OrphanError {
+    /// The manifest could not be read.
+    #[error("cannot read {path}")]
+    Read {
+        /// The manifest.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The manifest is not one.
+    #[error("{path}")]
+    Invalid {
+        /// The manifest.
+        path: String,
+        /// What is wrong with it.
+        source: paragraf_core::manifest::ManifestError,
+    },
+    /// The folder could not be listed.
+    #[error("cannot list {path}")]
+    List {
+        /// The folder.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// An orphan could not be removed.
+    #[error("cannot remove the orphan bundle {path}")]
+    Remove {
+        /// The bundle.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
 }
 
 impl From<BuildError> for PipelineError {
@@ -200,7 +269,6 @@ pub fn run(
     folder: &mut BundleFolder,
     mut on: impl FnMut(Event<'_>),
 ) -> Result<Finished, PipelineError> {
-    let started = SystemTime::now();
     let out = folder.out().to_path_buf();
     for name in paragraf_fs::remove_leftovers(&out).map_err(BuildError::Fs)? {
         on(Event::LeftoverRemoved(&name));
@@ -234,6 +302,11 @@ pub fn run(
             many.build(&mut embedder, generator, folder, &mut on)
         }
     };
+    if let Ok((tally, missing)) = &laws {
+        if many {
+            on(Event::LawsDone { tally, missing });
+        }
+    }
     folder.save()?;
     let (tally, missing) = laws?;
     let encoder =
@@ -256,7 +329,7 @@ pub fn run(
     } else {
         None
     };
-    for name in remove_orphans(&out, started)? {
+    for name in remove_orphans(&out, plan.started)? {
         on(Event::OrphanRemoved(&name));
     }
     Ok(Finished {
@@ -345,11 +418,12 @@ impl Many<'_> {
                 Err(e) => {
                     tally.skipped.push(format!("{e}"));
                     tally.looked_at += 1;
-                    on(Event::LawLookedAt(&tally));
+                    on(Event::LawsProgress(&tally));
                     return ControlFlow::Continue(());
                 }
             };
             tally.looked_at += 1;
+            on(Event::LawsProgress(&tally));
             match self.one(
                 &law,
                 &entry.path,
@@ -376,7 +450,7 @@ impl Many<'_> {
                     return ControlFlow::Break(());
                 }
             }
-            on(Event::LawLookedAt(&tally));
+            on(Event::LawsProgress(&tally));
             // Every named law is in: the rest of the archive is not read (a few laws build in seconds, not
             // after a pass over all 6,877).
             match self.wanted {
@@ -466,21 +540,25 @@ fn similar(name: &str, seen: &[String]) -> Option<String> {
 /// Deletes the bundles (`*.pgb`) in `out` that its manifest does not list and that are older than `started`:
 /// a build killed between writing a bundle and listing it leaves such a file, and nothing else would ever
 /// remove it. Newer files may belong to a build running alongside and are kept. Returns the names removed.
-pub fn remove_orphans(out: &Path, started: SystemTime) -> Result<Vec<String>, FolderError> {
+pub fn remove_orphans(out: &Path, started: SystemTime) -> Result<Vec<String>, OrphanError> {
     let manifest_path = out.join(MANIFEST);
-    let io = |path: &Path| {
-        let path = path.display().to_string();
-        move |source| FolderError::Io { path, source }
-    };
-    let bytes = paragraf_fs::read_regular(&manifest_path).map_err(io(&manifest_path))?;
-    let manifest = Manifest::parse(&bytes).map_err(|source| FolderError::Invalid {
-        path: manifest_path.display().to_string(),
+    let shown = |path: &Path| path.display().to_string();
+    let bytes = paragraf_fs::read_regular(&manifest_path).map_err(|source| OrphanError::Read {
+        path: shown(&manifest_path),
+        source,
+    })?;
+    let manifest = Manifest::parse(&bytes).map_err(|source| OrphanError::Invalid {
+        path: shown(&manifest_path),
         source,
     })?;
     let listed: HashSet<&str> = manifest.files().collect();
+    let list = |source| OrphanError::List {
+        path: shown(out),
+        source,
+    };
     let mut removed = Vec::new();
-    for entry in std::fs::read_dir(out).map_err(io(out))? {
-        let entry = entry.map_err(io(out))?;
+    for entry in std::fs::read_dir(out).map_err(list)? {
+        let entry = entry.map_err(list)?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let older = entry
             .metadata()
@@ -491,7 +569,10 @@ pub fn remove_orphans(out: &Path, started: SystemTime) -> Result<Vec<String>, Fo
             && !listed.contains(name.as_str())
             && older
         {
-            std::fs::remove_file(entry.path()).map_err(io(&entry.path()))?;
+            std::fs::remove_file(entry.path()).map_err(|source| OrphanError::Remove {
+                path: shown(&entry.path()),
+                source,
+            })?;
             removed.push(name);
         }
     }
@@ -525,9 +606,11 @@ mod tests {
         );
         assert!(dir.path().join("notes.txt").exists());
         let missing = tempfile::tempdir().unwrap();
-        assert!(remove_orphans(missing.path(), later)
-            .unwrap_err()
-            .to_string()
-            .contains(MANIFEST));
+        assert_eq!(
+            remove_orphans(missing.path(), later)
+                .unwrap_err()
+                .to_string(),
+            format!("cannot read {}", missing.path().join(MANIFEST).display())
+        );
     }
 }

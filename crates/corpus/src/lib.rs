@@ -42,7 +42,8 @@ impl Blame for FetchError {
             FetchError::Bomb { .. } | FetchError::Archive { .. } | FetchError::Slug(_) => {
                 Fault::Input
             }
-            // A law that does not parse is blamed by its own error, the next cause in the chain.
+            // A downloaded law that does not parse: the server sent it, so not the user's input (and `Parse` is
+            // transparent, so its ParseError is not a cause of its own in the chain).
             FetchError::Http { .. } | FetchError::NotFound { .. } | FetchError::Parse(_) => {
                 Fault::Other
             }

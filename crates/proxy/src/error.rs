@@ -106,7 +106,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = ErrorBody {
             error: self.message,
-            code: self.code.to_string(),
+            code: Some(self.code.to_string()),
         };
         let mut response = (self.status, axum::Json(body)).into_response();
         if let Some(secs) = self.retry_after {

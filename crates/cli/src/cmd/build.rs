@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use paragraf_bundler::builder::{BuildOptions, BuildReport, BundleFolder, Embedder, Precision};
 use paragraf_bundler::generate::{Generator, LlmClient, LlmConfig};
-use paragraf_bundler::pipeline::{self, Event, Finished, LawList, Laws, Plan};
+use paragraf_bundler::pipeline::{self, Event, Finished, LawList, Laws, Plan, Tally};
 use paragraf_corpus::load_law;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
@@ -140,6 +140,7 @@ enum PrecisionArg {
 }
 
 pub fn run(args: BuildArgs) -> Result<()> {
+    let started = std::time::SystemTime::now();
     let strategies = parse_strategy_list(&args.strategies)?;
     let laws = match args.laws.as_deref() {
         None => Laws::One(load_law(&args.law, &args.corpus.corpus_dir)?),
@@ -245,13 +246,14 @@ pub fn run(args: BuildArgs) -> Result<()> {
         thesaurus: thesaurus.as_ref(),
         e5_weights: Box::new(|| e5::weights(&Container::open(&e5_path)?)),
         shard_bytes: paragraf_core::federal::files::SHARD_BYTES,
+        started,
     };
-    let mut shown = Shown::new(&progress);
+    let mut shown = Shown::new(&progress, &args.from);
     let finished = pipeline::run(plan, embedder, &mut generator, &mut folder, |event| {
         shown.event(event)
     })?;
-    shown.done();
-    let problem = report_laws(&finished, built_law.is_none(), &args.from);
+    drop(shown);
+    let problem = problem(&finished, &args.from);
     if let Some(entry) = &finished.encoder {
         eprintln!(
             "browser query encoder {}: {} bytes, {} of {} word rows kept",
@@ -296,15 +298,17 @@ pub fn run(args: BuildArgs) -> Result<()> {
 /// a terminal), the index across laws by tenths, what was cleaned up.
 struct Shown<'a> {
     progress: &'a indicatif::MultiProgress,
+    source: &'a Path,
     bar: Option<indicatif::ProgressBar>,
     last_line: std::time::Instant,
     reading: super::federal::Reading,
 }
 
 impl<'a> Shown<'a> {
-    fn new(progress: &'a indicatif::MultiProgress) -> Self {
+    fn new(progress: &'a indicatif::MultiProgress, source: &'a Path) -> Self {
         Shown {
             progress,
+            source,
             bar: None,
             last_line: std::time::Instant::now(),
             reading: super::federal::Reading::default(),
@@ -327,7 +331,7 @@ impl<'a> Shown<'a> {
                 );
                 self.bar = Some(bar);
             }
-            Event::LawLookedAt(tally) => {
+            Event::LawsProgress(tally) => {
                 let Some(bar) = &self.bar else { return };
                 bar.set_position(tally.looked_at);
                 let msg = format!(
@@ -343,6 +347,10 @@ impl<'a> Shown<'a> {
                     self.last_line = std::time::Instant::now();
                 }
                 bar.set_message(msg);
+            }
+            Event::LawsDone { tally, missing: _ } => {
+                self.done();
+                print_laws(tally, self.source);
             }
             Event::FederalReading { done, total } => {
                 self.done();
@@ -361,13 +369,15 @@ impl<'a> Shown<'a> {
     }
 }
 
-/// Prints how the laws of a many-law build went; missing or skipped laws are the input's fault (exit 2, like a
-/// bad law alone), though the others were built.
-fn report_laws(finished: &Finished, many: bool, source: &Path) -> Option<anyhow::Error> {
-    if !many {
-        return None;
+impl Drop for Shown<'_> {
+    /// The bar is cleared also when the build stops with an error (which is printed after it).
+    fn drop(&mut self) {
+        self.done();
     }
-    let tally = &finished.tally;
+}
+
+/// How the laws of a many-law build went (also when a step after them fails).
+fn print_laws(tally: &Tally, source: &Path) {
     println!(
         "laws: {} built, {} unchanged, {} skipped in {:.1} s from {}",
         tally.built,
@@ -379,6 +389,12 @@ fn report_laws(finished: &Finished, many: bool, source: &Path) -> Option<anyhow:
     for why in &tally.skipped {
         eprintln!("skipped: {why}");
     }
+}
+
+/// Missing or skipped laws of a many-law build are the input's fault (exit 2, like a bad law alone), though the
+/// others were built.
+fn problem(finished: &Finished, source: &Path) -> Option<anyhow::Error> {
+    let tally = &finished.tally;
     let refusal = |message: String| Some(anyhow::Error::new(super::library::Refusal(message)));
     if !finished.missing.is_empty() {
         refusal(format!(
