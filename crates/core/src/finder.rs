@@ -670,16 +670,8 @@ mod tests {
             parent: None,
         };
         let section = |title: &str| Section {
-            designation: "§ 1".into(),
             title: title.into(),
-            structure: None,
-            repealed: false,
-            text: "x".into(),
-            subsections: vec![],
-            sentences: vec![],
-            list_items: vec![],
-            references: vec![],
-            footnotes: vec![],
+            ..Section::bare("§ 1", "x")
         };
         let mut law = Law {
             abbreviation: "T".into(),

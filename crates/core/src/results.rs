@@ -877,15 +877,8 @@ mod tests {
         let mut b = section("Zweiter.");
         b.designation = "§ 2".into();
         let law = Law {
-            abbreviation: "X".into(),
-            slug: "x".into(),
             title: "X-Gesetz".into(),
-            doknr: String::new(),
-            build_date: String::new(),
-            stand: vec![],
-            source: String::new(),
-            structure: vec![],
-            sections: vec![a, b],
+            ..Law::bare("X", vec![a, b])
         };
         let text = section_text(&law, 0);
         assert_eq!(text.cites.len(), 2);

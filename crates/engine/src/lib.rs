@@ -919,21 +919,6 @@ mod tests {
     use paragraf_index::hnsw;
     use paragraf_law::Section;
 
-    fn section(designation: &str, text: &str) -> Section {
-        Section {
-            designation: designation.into(),
-            title: String::new(),
-            structure: None,
-            repealed: false,
-            text: text.into(),
-            subsections: vec![],
-            sentences: vec![],
-            list_items: vec![],
-            references: vec![],
-            footnotes: vec![],
-        }
-    }
-
     /// Ten sections; units 0..4 on the unit circle, units 0 and 1 in section 7, unit 2 in 8, unit 3 in 9.
     fn fixture(graph: bool) -> (LawIndex, StrategyIndex) {
         let topics = [
@@ -951,18 +936,13 @@ mod tests {
         let sections = topics
             .iter()
             .enumerate()
-            .map(|(i, topic)| section(&format!("§ {}", i + 1), &format!("Vorschrift über {topic}")))
+            .map(|(i, topic)| {
+                Section::bare(format!("§ {}", i + 1), format!("Vorschrift über {topic}"))
+            })
             .collect();
         let law = Law {
-            abbreviation: "TG".into(),
-            slug: "tg".into(),
-            title: String::new(),
-            doknr: String::new(),
             build_date: "d".into(),
-            stand: vec![],
-            source: String::new(),
-            structure: vec![],
-            sections,
+            ..Law::bare("TG", sections)
         };
         let rows: Vec<[f32; 2]> = vec![[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [-1.0, 0.0]];
         let vectors = Int8Vectors::from_f32_rows(2, &rows).unwrap();

@@ -132,33 +132,12 @@ mod tests {
     use super::*;
     use paragraf_law::Section;
 
-    fn section(designation: &str, repealed: bool) -> Section {
-        Section {
-            designation: designation.into(),
-            title: String::new(),
-            structure: None,
-            repealed,
-            text: String::new(),
-            subsections: vec![],
-            sentences: vec![],
-            list_items: vec![],
-            references: vec![],
-            footnotes: vec![],
-        }
-    }
-
     fn law(abbreviation: &str, designations: &[(&str, bool)]) -> Law {
-        Law {
-            abbreviation: abbreviation.into(),
-            slug: abbreviation.to_lowercase(),
-            title: String::new(),
-            doknr: String::new(),
-            build_date: String::new(),
-            stand: vec![],
-            source: String::new(),
-            structure: vec![],
-            sections: designations.iter().map(|&(d, r)| section(d, r)).collect(),
-        }
+        let section = |(designation, repealed): &(&str, bool)| Section {
+            repealed: *repealed,
+            ..Section::bare(*designation, "")
+        };
+        Law::bare(abbreviation, designations.iter().map(section).collect())
     }
 
     fn bgb() -> Law {

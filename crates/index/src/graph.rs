@@ -205,31 +205,17 @@ mod tests {
             ],
         };
         let section = |designation: &str, references: Vec<Reference>| Section {
-            designation: designation.into(),
-            title: String::new(),
-            structure: None,
-            repealed: false,
-            text: "x".into(),
-            subsections: vec![],
-            sentences: vec![],
-            list_items: vec![],
             references,
-            footnotes: vec![],
+            ..Section::bare(designation, "x")
         };
         let law = Law {
-            abbreviation: "TG".into(),
-            slug: "tg".into(),
-            title: String::new(),
-            doknr: String::new(),
             build_date: "d".into(),
-            stand: vec![],
-            source: String::new(),
-            structure: vec![],
             // § 1 cites § 2 twice and itself; § 2 cites § 1 back.
             sections: vec![
                 section("§ 1", vec![cite(1), cite(1), cite(0)]),
                 section("§ 2", vec![cite(0)]),
             ],
+            ..Law::bare("TG", vec![])
         };
         let g = CitationGraph::new(&law);
         assert_eq!(g.edges(), 1);

@@ -540,33 +540,11 @@ fn normalize_designation(s: &str) -> String {
 mod tests {
     use super::*;
 
-    fn section(designation: &str) -> Section {
-        Section {
-            designation: designation.into(),
-            title: String::new(),
-            structure: None,
-            repealed: false,
-            text: String::new(),
-            subsections: vec![],
-            sentences: vec![],
-            list_items: vec![],
-            references: vec![],
-            footnotes: vec![],
-        }
-    }
-
     fn law(designations: &[&str]) -> Law {
-        Law {
-            abbreviation: "X".into(),
-            slug: "x".into(),
-            title: String::new(),
-            doknr: String::new(),
-            build_date: String::new(),
-            stand: vec![],
-            source: String::new(),
-            structure: vec![],
-            sections: designations.iter().map(|d| section(d)).collect(),
-        }
+        Law::bare(
+            "X",
+            designations.iter().map(|d| Section::bare(*d, "")).collect(),
+        )
     }
 
     #[test]
@@ -606,9 +584,9 @@ mod tests {
 
     #[test]
     fn number_strips_the_designation_prefix() {
-        assert_eq!(section("§ 573b").number(), Some("573b"));
-        assert_eq!(section("Art. 1").number(), Some("1"));
-        assert_eq!(section("Präambel").number(), None);
-        assert_eq!(section("§§ 3 bis 6").number(), None);
+        assert_eq!(Section::bare("§ 573b", "").number(), Some("573b"));
+        assert_eq!(Section::bare("Art. 1", "").number(), Some("1"));
+        assert_eq!(Section::bare("Präambel", "").number(), None);
+        assert_eq!(Section::bare("§§ 3 bis 6", "").number(), None);
     }
 }
