@@ -10,12 +10,12 @@ use leptos::prelude::*;
 use paragraf_core::federal::files::{FederalHead, FederalVectors};
 use paragraf_core::finder::TopicsFile;
 use paragraf_core::manifest::{self, FederalEntry, LawEntry, Manifest};
-use paragraf_engine::bundle::LawBundle;
 use paragraf_engine::{Mode, SearchOptions};
 use paragraf_index::bm25::PostingShard;
 use paragraf_law::Law;
 
 use super::files::{bundle_failure, decode_checked, decoded, remember, verified_listed, Progress};
+use super::law::decode_law;
 use super::vectors::{query_vector, search_vector, Embedded, VectorSources};
 use crate::failure::{BundleKind, BundleProblem, Failure};
 use crate::fetch;
@@ -367,12 +367,5 @@ async fn fetch_law_text(data: String, entry: LawEntry) -> Result<Rc<Law>, Failur
     let kind = BundleKind::Law;
     let label = format!("Gesetz {}", entry.law);
     let (bytes, _) = verified_listed(&data, kind, &entry, &label, RwSignal::new(None)).await?;
-    let bundle = decode_checked(
-        kind,
-        &entry.file,
-        bytes,
-        |b| LawBundle::from_bytes(b).map_err(BundleProblem::Decode),
-        |b| entry.check_law(&entry.file, &b.law),
-    )?;
-    Ok(Rc::new(bundle.law))
+    Ok(Rc::new(decode_law(&entry, bytes)?.law))
 }

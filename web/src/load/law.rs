@@ -97,13 +97,7 @@ pub async fn law(
     let (bytes, verify_ms) = law_bytes?;
     // The thesaurus and learned files may have been decoded in this task: the law gets one of its own.
     fetch::yield_to_browser().await;
-    let bundle = decode_checked(
-        kind,
-        &entry.file,
-        bytes,
-        |b| LawBundle::from_bytes(b).map_err(BundleProblem::Decode),
-        |b| entry.check_law(&entry.file, &b.law),
-    )?;
+    let bundle = decode_law(&entry, bytes)?;
     let index = LawIndex::from_bundle(bundle);
     fetch::yield_to_browser().await;
     // A broken thesaurus file costs the expansion, not the law: the failure is shown and BM25 runs unexpanded.
@@ -148,6 +142,17 @@ pub async fn law(
     });
     remember(&loaded.entry.file, &loaded);
     Ok(loaded)
+}
+
+/// Decodes a verified law bundle and checks that it is the law its manifest entry lists.
+pub(super) fn decode_law(entry: &LawEntry, bytes: Vec<u8>) -> Result<LawBundle, Failure> {
+    decode_checked(
+        BundleKind::Law,
+        &entry.file,
+        bytes,
+        |b| LawBundle::from_bytes(b).map_err(BundleProblem::Decode),
+        |b| entry.check_law(&entry.file, &b.law),
+    )
 }
 
 /// A law's learned file (`learned.<hash>.pgb`), verified and decoded, with its name.
