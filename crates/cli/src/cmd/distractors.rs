@@ -11,7 +11,8 @@ use anyhow::{Context, Result};
 use crate::cmd::library::refuse;
 use paragraf_core::federal::files::{FederalHead, SHARD_BYTES};
 use paragraf_core::federal::learned::{self, AmongQuestion};
-use paragraf_core::federal::routing::{self, Example, Features, RoutingWeights};
+use paragraf_core::federal::routing::{self, Example, Features};
+use paragraf_core::federal::weights::RoutingWeights;
 use paragraf_core::federal::{
     FederalHit, FederalIndex, FederalLaw, FirstStage, LearnedLaw, SECTION_STRATEGY,
 };

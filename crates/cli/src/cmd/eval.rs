@@ -15,7 +15,7 @@ use crate::cmd::library::{refuse, Refusal};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use paragraf_core::federal::routing::RoutingWeights;
+use paragraf_core::federal::weights::RoutingWeights;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::e5::LongTextPolicy;

@@ -11,7 +11,8 @@
 //! across laws (the project's own tuning half) that say what the votes cost the other laws. Only the learned
 //! signals' weights are fit; the others stay as they were chosen across laws.
 
-use super::routing::{self, Example, Features, RoutingWeights};
+use super::routing::{self, Example, Features};
+use super::weights::RoutingWeights;
 use super::FederalIndex;
 use paragraf_engine::learning::fit::{assemble, Labelled, ModelVectors};
 use paragraf_engine::learning::{Learning, Provenance};

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::weights::RoutingWeights;
 use crate::finder::{cited_law_index, LawFinder, LawNames};
 use paragraf_index::Hit;
 use paragraf_law::{Law, RefTarget};
@@ -62,7 +63,7 @@ pub enum LawKind {
 }
 
 impl LawKind {
-    /// Every kind, in the order of [`RoutingWeights::kind`].
+    /// Every kind, in the order of [`RoutingWeights::kind`](super::weights::RoutingWeights::kind).
     pub const ALL: [LawKind; 7] = [
         LawKind::Code,
         LawKind::Statute,
@@ -259,101 +260,6 @@ fn book_number(named: &str) -> String {
             format!("SGB {n}")
         }
         _ => named.to_string(),
-    }
-}
-
-/// The weights of the routed score (see [`Features`]); all 0 or more.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RoutingWeights {
-    /// The section's rank in the first stage's ranking across laws.
-    pub global: f32,
-    /// Its rank among its own law's sections in that ranking.
-    pub within_law: f32,
-    /// The law's rank in the law-text ranking.
-    pub law_text: f32,
-    /// The law's share of the first stage's ranking.
-    pub agreement: f32,
-    /// The law the question names.
-    #[serde(default)]
-    pub named: f32,
-    /// How many laws cite the law (log-scaled to 0..1 over the laws searched).
-    pub cited_by: f32,
-    /// The law's size (log-scaled to 0..1).
-    pub size: f32,
-    /// A bonus per [`LawKind`], in the order of [`LawKind::ALL`].
-    pub kind: [f32; 7],
-    /// The demand prior of a law with learned questions ([`paragraf_engine::learning`]): 0 without one.
-    #[serde(default)]
-    pub prior: f32,
-    /// The vote of lexically similar past questions.
-    #[serde(default)]
-    pub vote_lexical: f32,
-    /// The vote of densely similar past questions.
-    #[serde(default)]
-    pub vote_dense: f32,
-}
-
-impl RoutingWeights {
-    /// No routing: the first stage's ranking as it is.
-    pub const UNROUTED: RoutingWeights = RoutingWeights {
-        global: 1.0,
-        within_law: 0.0,
-        law_text: 0.0,
-        agreement: 0.0,
-        named: 0.0,
-        cited_by: 0.0,
-        size: 0.0,
-        kind: [0.0; 7],
-        prior: 0.0,
-        vote_lexical: 0.0,
-        vote_dense: 0.0,
-    };
-
-    /// The weights the app, `paragraf search` and MCP route with: fit on the tuning half of
-    /// `tests/data/lay-questions-federal-tune.json` over all 6,877 laws, BM25
-    /// (`paragraf eval --among <all laws> --questions … --fit-routing`, docs/all-laws.md, "Which law?").
-    pub const DEFAULT: RoutingWeights = RoutingWeights {
-        global: 1.0,
-        within_law: 0.1,
-        law_text: 0.1,
-        agreement: 0.1,
-        named: 0.5,
-        cited_by: 0.0,
-        size: 0.0,
-        kind: [0.0; 7],
-        prior: 0.0,
-        vote_lexical: 0.0,
-        vote_dense: 0.0,
-    };
-
-    /// These weights with the learned signals' weights (prior and votes) scaled by `factor` (0..1), as
-    /// [`paragraf_engine::learning::Weights::shrunk`] does for one law.
-    pub fn shrunk(self, factor: f32) -> RoutingWeights {
-        RoutingWeights {
-            prior: self.prior * factor,
-            vote_lexical: self.vote_lexical * factor,
-            vote_dense: self.vote_dense * factor,
-            ..self
-        }
-    }
-
-    /// Whether every weight is finite and 0 or more.
-    pub fn valid(&self) -> bool {
-        [
-            self.global,
-            self.within_law,
-            self.law_text,
-            self.agreement,
-            self.named,
-            self.cited_by,
-            self.size,
-            self.prior,
-            self.vote_lexical,
-            self.vote_dense,
-        ]
-        .iter()
-        .chain(&self.kind)
-        .all(|w| w.is_finite() && *w >= 0.0)
     }
 }
 
