@@ -629,7 +629,8 @@ impl Bm25Index {
     }
 }
 
-/// The best `k` positive scores, best first.
+/// The best `k` positive scores, best first. Unlike [`crate::top_k_scores`] it skips zeros before the heap: BM25
+/// scores over many sections are mostly 0, and each would otherwise be pushed.
 pub fn top_k(scores: Vec<f32>, k: usize) -> Vec<Hit> {
     let mut top = TopK::new(k);
     for (i, score) in scores.into_iter().enumerate() {

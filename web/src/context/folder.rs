@@ -22,22 +22,16 @@ impl Folder {
     /// The folder at `data` (`None`: the default) and its manifest, loading.
     pub fn new(data: Option<String>) -> Self {
         let data = RwSignal::new(data);
-        let url = move || {
-            data.get()
-                .unwrap_or_else(|| crate::DEFAULT_DATA_URL.to_string())
-        };
         Folder {
             data,
-            manifest: LocalResource::new(move || load::manifest(url())),
+            manifest: LocalResource::new(move || load::manifest(address(data))),
             progress: RwSignal::new(None),
         }
     }
 
     /// The folder's address.
     pub fn data_url(&self) -> String {
-        self.data
-            .get()
-            .unwrap_or_else(|| crate::DEFAULT_DATA_URL.to_string())
+        address(self.data)
     }
 
     /// The manifest, awaited without subscribing to it. A resource that awaits another one while that one is
@@ -47,4 +41,10 @@ impl Folder {
     pub async fn manifest_untracked(self) -> Result<Rc<Manifest>, Failure> {
         ScopedFuture::new_untracked(std::future::IntoFuture::into_future(self.manifest)).await
     }
+}
+
+/// The address `data` names, else the default folder.
+fn address(data: RwSignal<Option<String>>) -> String {
+    data.get()
+        .unwrap_or_else(|| crate::DEFAULT_DATA_URL.to_string())
 }
