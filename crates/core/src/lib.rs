@@ -14,6 +14,7 @@ pub mod federal;
 pub mod finder;
 pub mod manifest;
 pub mod results;
+pub mod routing_weights;
 
 /// The fault of `cause` if it is one of this crate's errors ([`paragraf_format::fault`]).
 pub fn fault_of(

@@ -113,7 +113,7 @@ pub struct LearnedEntry {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LearnedRouting {
     /// The weights a search across the folder's laws routes with.
-    pub weights: crate::federal::weights::RoutingWeights,
+    pub weights: crate::routing_weights::RoutingWeights,
     /// The cross-validation on the learned questions among all laws (Recall@10 routed without → with learning).
     pub cv: paragraf_engine::learning::CvFigures,
 }

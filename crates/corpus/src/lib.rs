@@ -6,6 +6,7 @@
 pub mod archive;
 pub mod fetch;
 pub mod gii;
+pub mod inspect;
 pub mod limits;
 pub mod source;
 

@@ -29,6 +29,12 @@ pub enum EvalError {
     /// A statistic could not be computed (too few questions or strategies).
     #[error(transparent)]
     Stats(#[from] StatsError),
+    /// A search in the browser's layout of many laws failed.
+    #[error(transparent)]
+    Federal(#[from] paragraf_core::federal::files::FederalFileError),
+    /// A Markdown table could not be written.
+    #[error(transparent)]
+    Write(#[from] std::fmt::Error),
     /// The question texts, vectors and gold lists are not one per question.
     #[error("{texts} question texts but {other} {what}. Most likely, the questions changed between embedding and evaluation")]
     Unpaired {

@@ -8,16 +8,21 @@
 //! [`report::Report`]. Why a crate of its own: nothing that searches needs it; it sits above the engine.
 #![warn(missing_docs)]
 
+pub mod among;
+pub mod baseline;
 pub mod gold;
 pub mod harness;
+pub mod learning;
 pub mod question;
 pub mod report;
+pub mod tuning;
 
 /// The fault of `cause` if it is one of this crate's errors ([`paragraf_format::fault`]).
 pub fn fault_of(
     cause: &(dyn std::error::Error + 'static),
 ) -> Option<paragraf_format::fault::Fault> {
-    paragraf_format::fault::blame::<report::ReportError>(cause)
+    use paragraf_format::fault::blame;
+    blame::<report::ReportError>(cause).or_else(|| blame::<baseline::BaselineError>(cause))
 }
 
 use serde::Deserialize;

@@ -132,7 +132,65 @@ impl Report {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a report serialises")
     }
+
+    /// The report as Markdown: the settings, one table row per run, the learned file, the Friedman tests, the
+    /// query embedding time and the paper's latencies for comparison.
+    pub fn markdown(&self) -> String {
+        let report = self;
+        let recall = |row: &Row, k: usize| row.recall(k).unwrap_or(f64::NAN);
+        let mut md = String::new();
+        md += &format!(
+            "{} questions ({}{}), {} gold sections, {} gold ids not in the corpus (counted as misses); long questions: {}; unit search {}, aggregation {}, RRF k={} (weights bm25 {}, dense {}); BM25 heading weight {}\n\n",
+            report.questions, report.questions_file, if report.questions_cleaned { ", cleaned" } else { "" }, report.gold_sections, report.gold_missing_count, report.long_questions, report.unit_search, report.aggregation, report.rrf_k, report.weights.0, report.weights.1, report.title_weight
+        );
+        md += "| strategy | mode | R@10 [95% CI] | R@1 | R@5 | R@25 | R@100 | MRR@10 | nDCG@10 | p vs section (Holm) | latency ms mean / p50 / p95 | units | bundle KB | build s |\n";
+        md += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+        for row in &report.rows {
+            md += &format!(
+                "| {} | {} | {:.3} [{:.3}, {:.3}] | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.3} / {:.3} / {:.3} | {} | {} | {} |\n",
+                row.strategy,
+                row.mode,
+                recall(row, 10),
+                row.recall10_ci.0,
+                row.recall10_ci.1,
+                recall(row, 1),
+                recall(row, 5),
+                recall(row, 25),
+                recall(row, 100),
+                row.mrr10,
+                row.ndcg10,
+                row.p_vs_section.map_or("–".into(), |p| format!("{p:.4}")),
+                row.latency_ms.mean,
+                row.latency_ms.p50,
+                row.latency_ms.p95,
+                if row.units > 0 { row.units.to_string() } else { "–".into() },
+                if row.bundle_bytes > 0 { format!("{:.0}", row.bundle_bytes as f64 / 1024.0) } else { "–".into() },
+                if row.build_seconds > 0.0 { format!("{:.0}", row.build_seconds) } else { "–".into() },
+            );
+        }
+        if let Some(line) = &report.learned_from {
+            md += &format!("\nRanked with what was {line}.\n");
+        }
+        for (mode, statistic, p) in &report.friedman {
+            md += &format!("\nFriedman test over strategies ({mode}, Recall@10): χ² = {statistic:.1}, p = {p:.3e}\n");
+        }
+        if let Some(ms) = report.query_embedding_ms_mean.filter(|ms| ms.is_finite()) {
+            md += &format!("\nQuery embedding (not in the latencies above): {ms:.0} ms per question on this machine.\n");
+        }
+        let slowest = report
+            .rows
+            .iter()
+            .map(|r| r.latency_ms.mean)
+            .fold(0.0, f64::max);
+        md += &format!(
+            "\nThe paper reports {PAPER_LATENCY_MS} ms per query for the same protocol (100 units, aggregation to sections); the slowest row here takes {slowest:.2} ms.\n"
+        );
+        md
+    }
 }
+
+/// Query latency range of the paper's strategies on the BGB (section 4), for comparison in the report.
+pub const PAPER_LATENCY_MS: &str = "2.0–16.1";
 
 impl Row {
     /// Mean Recall@k, when `k` was evaluated (see [`RECALL_AT`](super::harness::RECALL_AT)).

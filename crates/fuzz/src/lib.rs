@@ -1,5 +1,5 @@
 //! Fuzzing support, shared by the bounded fuzz run in every `cargo test` (`tests/integration/fuzz.rs`, stable
-//! toolchain, fixed seed) and the cargo-fuzz targets for long runs (`crates/core/fuzz`, `crates/embed/fuzz`).
+//! toolchain, fixed seed) and the cargo-fuzz targets for long runs (`crates/fuzz/fuzz`, `crates/embed/fuzz`).
 //!
 //! Why here: both runners feed the same decoders the same way, so what one input goes through (decode, index,
 //! search) and how valid files are mutated so that they get past the checksum live in one place. The mutator is

@@ -2,9 +2,8 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use paragraf_corpus::inspect::{scan, LawStats, SectionView};
 use paragraf_corpus::load_law;
-use paragraf_law::{Law, RefTarget};
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -85,7 +84,7 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&stats)?);
             } else {
-                stats.print();
+                print!("{stats}");
             }
         }
         CorpusCommand::Show { law, section, json } => {
@@ -101,7 +100,7 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&view)?);
             } else {
-                view.print();
+                print!("{view}");
             }
         }
         CorpusCommand::Fetch {
@@ -151,11 +150,13 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
         }
         CorpusCommand::Bench { law, archive, runs } => bench(&law, archive.as_deref(), runs, dir)?,
         CorpusCommand::Scan { archive, json } => {
-            let report = scan(&archive)?;
+            let bar = indicatif::ProgressBar::new_spinner().with_message("parsing laws");
+            let report = scan(&archive, &mut || bar.inc(1))?;
+            bar.finish_and_clear();
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                report.print();
+                print!("{report}");
             }
             if !report.failures.is_empty() {
                 // Bad data, as one law that does not parse is: exit 2.
@@ -168,313 +169,6 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
         }
     }
     Ok(())
-}
-
-#[derive(Serialize)]
-struct LawStats {
-    abbreviation: String,
-    title: String,
-    stand: Vec<String>,
-    build_date: String,
-    sections_active: usize,
-    sections_repealed: usize,
-    subsections: usize,
-    sentences: usize,
-    list_items: usize,
-    references: usize,
-    references_resolved: usize,
-    references_external: usize,
-    references_unresolved: usize,
-    structure_units: usize,
-    hierarchy_depth: usize,
-    parse_ms: f64,
-    peak_memory_mib: Option<f64>,
-}
-
-impl LawStats {
-    fn of(law: &Law, parse_ms: f64) -> Self {
-        let active: Vec<_> = law.active_sections().map(|(_, s)| s).collect();
-        let targets = || {
-            active
-                .iter()
-                .flat_map(|s| &s.references)
-                .flat_map(|r| &r.targets)
-        };
-        LawStats {
-            abbreviation: law.abbreviation.clone(),
-            title: law.title.clone(),
-            stand: law
-                .stand
-                .iter()
-                .map(|s| format!("{}: {}", s.kind, s.comment))
-                .collect(),
-            build_date: law.build_date.clone(),
-            sections_active: active.len(),
-            sections_repealed: law.sections.len() - active.len(),
-            subsections: active.iter().map(|s| s.subsections.len()).sum(),
-            sentences: active.iter().map(|s| s.sentences.len()).sum(),
-            list_items: active.iter().map(|s| s.list_items.len()).sum(),
-            references: active.iter().map(|s| s.references.len()).sum(),
-            references_resolved: targets()
-                .filter(|t| matches!(t, RefTarget::Section { .. }))
-                .count(),
-            references_external: targets()
-                .filter(|t| matches!(t, RefTarget::External { .. }))
-                .count(),
-            references_unresolved: targets()
-                .filter(|t| matches!(t, RefTarget::Unresolved { .. }))
-                .count(),
-            structure_units: law.structure.len(),
-            hierarchy_depth: law.hierarchy_depth(),
-            parse_ms,
-            peak_memory_mib: peak_memory_mib(),
-        }
-    }
-
-    fn print(&self) {
-        println!("{} — {}", self.abbreviation, self.title);
-        for stand in &self.stand {
-            println!("  {stand}");
-        }
-        println!("  build date            {}", self.build_date);
-        println!(
-            "  sections              {} active, {} repealed",
-            self.sections_active, self.sections_repealed
-        );
-        println!("  subsections           {}", self.subsections);
-        println!("  sentences             {}", self.sentences);
-        println!("  list items            {}", self.list_items);
-        println!(
-            "  references            {} citations -> {} resolved, {} external, {} unresolved targets",
-            self.references, self.references_resolved, self.references_external, self.references_unresolved
-        );
-        println!(
-            "  structure             {} units, depth {}",
-            self.structure_units, self.hierarchy_depth
-        );
-        println!("  parse time            {:.1} ms", self.parse_ms);
-        if let Some(mib) = self.peak_memory_mib {
-            println!("  peak memory           {mib:.1} MiB");
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct SectionView {
-    law: String,
-    designation: String,
-    title: String,
-    path: Vec<String>,
-    repealed: bool,
-    url: String,
-    subsections: Vec<SubsectionView>,
-    outgoing: Vec<ReferenceView>,
-    incoming: Vec<ReferenceView>,
-    footnotes: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct SubsectionView {
-    label: Option<String>,
-    /// `(sentence number S1.., text)`.
-    sentences: Vec<(usize, String)>,
-}
-
-#[derive(Serialize)]
-struct ReferenceView {
-    /// The citation as printed (outgoing) or the citing section (incoming).
-    cited: String,
-    targets: Vec<String>,
-}
-
-impl SectionView {
-    fn of(law: &Law, index: usize) -> Self {
-        let section = &law.sections[index];
-        let describe = |t: &RefTarget| match t {
-            RefTarget::Section {
-                section,
-                subsection,
-                sentence,
-            } => {
-                let mut s = law.sections[*section as usize].designation.clone();
-                if let Some(a) = subsection {
-                    s += &format!(" Abs. {a}");
-                }
-                if let Some(n) = sentence {
-                    s += &format!(" Satz {n}");
-                }
-                s
-            }
-            RefTarget::External { law, designation } => format!("{designation} {law} (external)"),
-            RefTarget::Unresolved { designation } => format!("{designation} (unresolved)"),
-        };
-        SectionView {
-            law: law.abbreviation.clone(),
-            designation: section.designation.clone(),
-            title: section.title.clone(),
-            path: law
-                .path(index)
-                .iter()
-                .map(|n| format!("{} {}", n.designation, n.title).trim().to_string())
-                .collect(),
-            repealed: section.repealed,
-            url: law.official_url(index),
-            subsections: section
-                .subsections
-                .iter()
-                .map(|sub| SubsectionView {
-                    label: sub.label.clone(),
-                    sentences: (sub.sentences.start as usize..sub.sentences.end as usize)
-                        .map(|i| (i + 1, section.sentence_text(i).to_string()))
-                        .collect(),
-                })
-                .collect(),
-            outgoing: section
-                .references
-                .iter()
-                .map(|r| ReferenceView {
-                    cited: section.slice(r.span).to_string(),
-                    targets: r.targets.iter().map(describe).collect(),
-                })
-                .collect(),
-            incoming: law
-                .incoming_references(index)
-                .into_iter()
-                .map(|(from, r)| ReferenceView {
-                    cited: law.sections[from].designation.clone(),
-                    targets: vec![law.sections[from].slice(r.span).to_string()],
-                })
-                .collect(),
-            footnotes: section.footnotes.clone(),
-        }
-    }
-
-    fn print(&self) {
-        println!("{} {} — {}", self.designation, self.law, self.title);
-        println!("  {}", self.path.join(" > "));
-        println!("  {}", self.url);
-        if self.repealed {
-            println!("  (weggefallen)");
-        }
-        for sub in &self.subsections {
-            if let Some(label) = &sub.label {
-                println!("({label})");
-            }
-            for (n, text) in &sub.sentences {
-                println!("  S{n} {}", text.replace('\n', "\n     "));
-            }
-        }
-        if !self.outgoing.is_empty() {
-            println!("outgoing references:");
-            for r in &self.outgoing {
-                println!("  {} -> {}", r.cited, r.targets.join(", "));
-            }
-        }
-        if !self.incoming.is_empty() {
-            println!("incoming references ({}):", self.incoming.len());
-            for r in &self.incoming {
-                println!("  {} ({})", r.cited, r.targets.join(", "));
-            }
-        }
-        for note in &self.footnotes {
-            println!("note: {note}");
-        }
-    }
-}
-
-#[derive(Serialize)]
-pub struct ScanReport {
-    pub laws: usize,
-    pub parsed: usize,
-    pub failures: Vec<String>,
-    /// Laws without `enbez` sections, searched through their head-norm text (`Text`).
-    pub laws_without_sections: usize,
-    /// Laws with nothing to search at all (no sections, no head-norm text, no title).
-    pub laws_empty: usize,
-    pub sections_active: usize,
-    pub sections_repealed: usize,
-    pub sentences: usize,
-    pub seconds: f64,
-    pub peak_memory_mib: Option<f64>,
-}
-
-impl ScanReport {
-    fn print(&self) {
-        println!("laws                  {}", self.laws);
-        println!("parsed                {}", self.parsed);
-        println!("failed                {}", self.failures.len());
-        for failure in &self.failures {
-            println!("  {failure}");
-        }
-        println!(
-            "without sections      {} (searched as head-norm text), {} with nothing to search",
-            self.laws_without_sections, self.laws_empty
-        );
-        println!(
-            "sections              {} active, {} repealed",
-            self.sections_active, self.sections_repealed
-        );
-        println!("sentences             {}", self.sentences);
-        println!("time                  {:.1} s", self.seconds);
-        if let Some(mib) = self.peak_memory_mib {
-            println!("peak memory           {mib:.1} MiB");
-        }
-    }
-}
-
-/// Parses every law of the archive, with a progress bar.
-pub fn scan(archive: &Path) -> Result<ScanReport> {
-    let started = Instant::now();
-    let bar = indicatif::ProgressBar::new_spinner().with_message("parsing laws");
-    let mut report = ScanReport {
-        laws: 0,
-        parsed: 0,
-        failures: Vec::new(),
-        laws_without_sections: 0,
-        laws_empty: 0,
-        sections_active: 0,
-        sections_repealed: 0,
-        sentences: 0,
-        seconds: 0.0,
-        peak_memory_mib: None,
-    };
-    paragraf_corpus::for_each_law(archive, |entry| {
-        report.laws += 1;
-        bar.inc(1);
-        match entry.result {
-            Ok(law) => {
-                report.parsed += 1;
-                let active = law.active_sections().count();
-                report.sections_active += active;
-                report.sections_repealed += law.sections.len() - active;
-                report.sentences += law
-                    .sections
-                    .iter()
-                    .map(|s| s.sentences.len())
-                    .sum::<usize>();
-                if law.sections.iter().all(paragraf_corpus::gii::is_head_text) {
-                    report.laws_without_sections += 1;
-                }
-                if law.active_sections().next().is_none() {
-                    report.laws_empty += 1;
-                }
-            }
-            Err(e) => report.failures.push(e.to_string()),
-        }
-        std::ops::ControlFlow::Continue(())
-    })?;
-    bar.finish_and_clear();
-    report.seconds = started.elapsed().as_secs_f64();
-    report.peak_memory_mib = peak_memory_mib();
-    Ok(report)
-}
-
-/// The process's peak resident memory (VmHWM) in MiB, where the OS reports it.
-fn peak_memory_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
 }
 
 /// Runs `paragraf corpus ... --json` in a child process and returns its JSON report.

@@ -10,23 +10,26 @@
 //! [`paragraf_eval`]; this module reads the files, embeds the questions, shows progress and renders.
 
 use crate::cmd::chart::{bar_chart, Bar};
-use crate::cmd::distractors::{AmongLearning, Routing};
+use crate::cmd::distractors::LearningChoice;
 use crate::cmd::library::{refuse, Refusal};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use paragraf_core::federal::weights::RoutingWeights;
+use paragraf_core::routing_weights::RoutingWeights;
 use paragraf_embed::cache::EmbeddingCache;
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::e5::LongTextPolicy;
 use paragraf_embed::gemma::DocumentTitle;
 use paragraf_embed::TextKind;
-use paragraf_engine::expansion::{expand, expanded_text, mix_vectors};
+use paragraf_engine::expansion::{expand, expanded_text};
 use paragraf_engine::{LawIndex, Mode, SearchOptions, StrategyIndex, UnitSearch};
+use paragraf_eval::among::Routing;
+use paragraf_eval::baseline::{against_baseline, recall10_tsv};
 use paragraf_eval::gold::Gold;
 use paragraf_eval::harness::{evaluate, significance, Evaluation, Queries, Settings};
 use paragraf_eval::question::clean_question;
 use paragraf_eval::report::{Report, Row};
+use paragraf_eval::tuning::{weight_cv, Grid, Tuned};
 use paragraf_eval::Question;
 use paragraf_format::strategy::parse_strategy_list;
 use paragraf_index::aggregate::Aggregation;
@@ -238,7 +241,7 @@ fn question_texts(args: &EvalArgs, questions: &[Question]) -> Vec<String> {
         .collect()
 }
 
-/// `--among`: the questions among every law of `among` (see [`crate::cmd::distractors`]); plain gold ids mean
+/// `--among`: the questions among every law of `among` (see [`paragraf_eval::among`]); plain gold ids mean
 /// the law of `--bundles` when that folder has one.
 fn eval_among(args: &EvalArgs, among: &Path, questions: &[Question]) -> Result<()> {
     let own = paragraf_bundler::manifest::load_or_new(&args.bundles)?
@@ -246,7 +249,8 @@ fn eval_among(args: &EvalArgs, among: &Path, questions: &[Question]) -> Result<(
         .first()
         .map(|l| l.law.clone());
     let texts = question_texts(args, questions);
-    let embed = |model: &str| Ok(embed_questions(&texts, &args.encoder, Some(model))?.0);
+    let embed =
+        |texts: &[String], model: &str| Ok(embed_questions(texts, &args.encoder, Some(model))?.0);
     let measured = crate::cmd::distractors::run(
         among,
         own.as_deref(),
@@ -262,12 +266,12 @@ fn eval_among(args: &EvalArgs, among: &Path, questions: &[Question]) -> Result<(
             (false, None) => Routing::Given(RoutingWeights::DEFAULT),
         },
         match (args.learn_per_fold, args.no_learning) {
-            (true, _) => AmongLearning::PerFold {
+            (true, _) => LearningChoice::PerFold {
                 folds: args.folds,
-                shrink: crate::cmd::learn::DEFAULT_SHRINK,
+                shrink: paragraf_eval::learning::DEFAULT_SHRINK,
             },
-            (false, true) => AmongLearning::Off,
-            (false, false) => AmongLearning::Folder,
+            (false, true) => LearningChoice::Off,
+            (false, false) => LearningChoice::Folder,
         },
         args.across.as_deref(),
     )?;
@@ -325,15 +329,14 @@ pub fn run(args: EvalArgs) -> Result<()> {
 
     // Weights are checked before the questions are embedded (which loads the model).
     for tuned in Tuned::ALL {
-        if let Some(w) = tuned
-            .weights(&args)
+        if let Some(w) = candidates(tuned, &args)
             .iter()
             .find(|w| !(w.is_finite() && **w >= 0.0))
         {
             refuse!("{} {w}: weights must be 0 or more", tuned.flag());
         }
     }
-    let tuned = match Tuned::ALL.map(|t| (t, t.weights(&args).len() > 1)) {
+    let tuned = match Tuned::ALL.map(|t| (t, candidates(t, &args).len() > 1)) {
         several if several.iter().filter(|(_, s)| *s).count() > 1 => refuse!(
             "cross-validate one thing at a time: several values for only one of {}",
             Tuned::ALL.map(Tuned::flag).join(", ")
@@ -399,9 +402,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
             &runs,
             args.folds,
             args.seed,
-            crate::cmd::learn::DEFAULT_SHRINK,
+            paragraf_eval::learning::DEFAULT_SHRINK,
         );
-        let md = crate::cmd::learn::cv_markdown(&rows, args.folds, args.seed, args.rounds)?;
+        let md = paragraf_eval::learning::cv_markdown(&rows, args.folds, args.seed, args.rounds)?;
         let out = report_dir(&args)?;
         paragraf_fs::write_atomic(&out.join("learning-cv.md"), md.as_bytes())?;
         print!("{md}");
@@ -526,14 +529,23 @@ pub fn run(args: EvalArgs) -> Result<()> {
             runs: 1,
             ..settings
         };
-        let text = weight_cv(
+        let grid = Grid {
             tuned,
+            weights: candidates(tuned, &args),
+            baseline: match tuned {
+                Tuned::Expansion | Tuned::Graph => 0.0,
+                Tuned::Fusion => args.bm25_weight,
+            },
+            folds: args.folds,
+            seed: args.seed,
+        };
+        let text = weight_cv(
+            grid,
             &law_index,
             &runs,
             queries,
             expanded_vectors.as_deref(),
             &base,
-            &args,
             &settings,
             &now_ms,
         )?;
@@ -588,24 +600,8 @@ pub fn run(args: EvalArgs) -> Result<()> {
 
     let friedman = significance(&mut evaluations, &settings)?;
     // Recall@10 per question and run, so runs of other bundle folders (another model) can be compared
-    // question by question: one column per run, one row per question, in file order.
-    let per_question = {
-        let mut tsv = evaluations
-            .iter()
-            .map(|e| format!("{} {}", e.row.strategy, e.row.mode))
-            .collect::<Vec<_>>()
-            .join("\t");
-        tsv.push('\n');
-        for i in 0..questions.len() {
-            let cells: Vec<String> = evaluations
-                .iter()
-                .map(|e| format!("{:.4}", e.recall10_per_question[i]))
-                .collect();
-            tsv.push_str(&cells.join("\t"));
-            tsv.push('\n');
-        }
-        tsv
-    };
+    // question by question.
+    let per_question = recall10_tsv(&evaluations, questions.len());
     let report = Report {
         generator: paragraf_bundler::builder::GENERATOR.to_string(),
         questions: questions.len(),
@@ -632,9 +628,18 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let out = report_dir(&args)?;
     write_report(&report, &out)?;
     paragraf_fs::write_atomic(&out.join("recall10.tsv"), per_question.as_bytes())?;
-    print!("{}", markdown(&report));
+    print!("{}", report.markdown());
     if let Some(path) = &args.baseline {
-        let text = against_baseline(&report, &per_question, path, &settings)?;
+        let text = paragraf_fs::read_regular(path)
+            .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other))
+            .with_context(|| format!("cannot read the baseline {}", path.display()))?;
+        let text = against_baseline(
+            &per_question,
+            &text,
+            &path.display().to_string(),
+            report.questions,
+            &settings,
+        )?;
         paragraf_fs::write_atomic(&out.join("baseline.md"), text.as_bytes())?;
         print!("\n{text}");
     }
@@ -642,239 +647,13 @@ pub fn run(args: EvalArgs) -> Result<()> {
     Ok(())
 }
 
-/// What a cross-validation tunes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Tuned {
-    /// `--expansion-weight`.
-    Expansion,
-    /// `--graph-weight`.
-    Graph,
-    /// `--dense-weight`: the dense list's weight in hybrid fusion (BM25's is --bm25-weight).
-    Fusion,
-}
-
-impl Tuned {
-    const ALL: [Tuned; 3] = [Tuned::Expansion, Tuned::Graph, Tuned::Fusion];
-
-    fn weights(self, args: &EvalArgs) -> &[f32] {
-        match self {
-            Tuned::Expansion => &args.expansion_weight,
-            Tuned::Graph => &args.graph_weight,
-            Tuned::Fusion => &args.dense_weight,
-        }
+/// The weights given for `tuned`.
+fn candidates(tuned: Tuned, args: &EvalArgs) -> &[f32] {
+    match tuned {
+        Tuned::Expansion => &args.expansion_weight,
+        Tuned::Graph => &args.graph_weight,
+        Tuned::Fusion => &args.dense_weight,
     }
-
-    /// The weight the cross-validated choice is tested against: off, or for fusion equal weights.
-    fn baseline(self, args: &EvalArgs) -> f32 {
-        match self {
-            Tuned::Expansion | Tuned::Graph => 0.0,
-            Tuned::Fusion => args.bm25_weight,
-        }
-    }
-
-    /// `options` with weight `w` of this parameter (expansion: its BM25 side; dense runs mix vectors instead).
-    fn apply(self, w: f32, options: SearchOptions) -> SearchOptions {
-        match self {
-            Tuned::Expansion => SearchOptions {
-                expansion_weight: w,
-                ..options
-            },
-            Tuned::Graph => SearchOptions {
-                graph_weight: w,
-                ..options
-            },
-            Tuned::Fusion => SearchOptions {
-                dense_weight: w,
-                ..options
-            },
-        }
-    }
-
-    fn flag(self) -> &'static str {
-        match self {
-            Tuned::Expansion => "--expansion-weight",
-            Tuned::Graph => "--graph-weight",
-            Tuned::Fusion => "--dense-weight",
-        }
-    }
-
-    fn title(self) -> &'static str {
-        match self {
-            Tuned::Expansion => "Query expansion",
-            Tuned::Graph => "Graph-aware ranking",
-            Tuned::Fusion => "Hybrid fusion, dense weight",
-        }
-    }
-
-    fn file(self) -> &'static str {
-        match self {
-            Tuned::Expansion => "expansion-cv.md",
-            Tuned::Graph => "graph-cv.md",
-            Tuned::Fusion => "fusion-cv.md",
-        }
-    }
-}
-
-/// Several `--expansion-weight`, `--graph-weight` or `--dense-weight` values: per run, Recall@10 under each
-/// weight, the weight chosen by k-fold cross-validation, and the held-out result against the baseline weight
-/// ([`Tuned::baseline`]; bootstrap CI, paired permutation test, Holm-corrected over the runs), as Markdown.
-/// Expansion: BM25 and hybrid weigh the added words in BM25, dense mixes in the expanded question's vector
-/// (`expanded`) with the weight. Graph: the citation walk re-ranks every run's sections. Fusion: the dense
-/// list's RRF weight in hybrid runs.
-#[allow(clippy::too_many_arguments)]
-fn weight_cv(
-    tuned: Tuned,
-    law: &LawIndex,
-    runs: &[(Option<&StrategyIndex>, &str, Mode)],
-    queries: Queries,
-    expanded: Option<&[Vec<f32>]>,
-    base: &SearchOptions,
-    args: &EvalArgs,
-    settings: &Settings,
-    now_ms: &dyn Fn() -> f64,
-) -> Result<String> {
-    use paragraf_stats::cv::cross_validate;
-    use paragraf_stats::stats::{bootstrap_ci, holm, paired_permutation_test};
-    use std::fmt::Write;
-    let (weights, baseline_weight) = (tuned.weights(args), tuned.baseline(args));
-    let mut rows = Vec::new();
-    for &(strategy, name, mode) in runs {
-        let recall = |w: f32| -> Result<Vec<f64>> {
-            let options = SearchOptions { mode, ..*base };
-            let (options, mixed) = match (tuned, mode, queries.vectors, expanded) {
-                (Tuned::Expansion, Mode::Dense, Some(own), Some(expanded)) => {
-                    let mixed: Vec<Vec<f32>> = own
-                        .iter()
-                        .zip(expanded)
-                        .map(|(a, b)| mix_vectors(a, b, w))
-                        .collect();
-                    (tuned.apply(0.0, options), Some(mixed))
-                }
-                _ => (tuned.apply(w, options), None),
-            };
-            let queries = Queries {
-                vectors: mixed.as_deref().or(queries.vectors),
-                ..queries
-            };
-            Ok(
-                evaluate(law, strategy, name, queries, &options, settings, now_ms)?
-                    .recall10_per_question,
-            )
-        };
-        let scores = weights
-            .iter()
-            .map(|&w| recall(w))
-            .collect::<Result<Vec<_>>>()?;
-        let baseline = match weights.iter().position(|&w| w == baseline_weight) {
-            Some(i) => scores[i].clone(),
-            None => recall(baseline_weight)?,
-        };
-        let cv = cross_validate(&scores, args.folds, args.seed)?;
-        let p =
-            paired_permutation_test(&cv.per_question, &baseline, settings.rounds, settings.seed)?
-                .p_value;
-        rows.push((name, mode, scores, baseline, cv, p));
-    }
-    let adjusted = holm(&rows.iter().map(|r| r.5).collect::<Vec<_>>());
-    let ci = |v: &[f64]| -> Result<String> {
-        let (lo, hi) = bootstrap_ci(v, 0.95, settings.rounds, settings.seed)?;
-        Ok(format!("{:.4} [{lo:.4}, {hi:.4}]", mean(v)))
-    };
-    let mut md = format!(
-        "# {}, {}-fold cross-validation (seed {}), {} questions\n\n",
-        tuned.title(),
-        args.folds,
-        args.seed,
-        queries.texts.len()
-    );
-    let header: Vec<String> = weights.iter().map(|w| format!("W={w}")).collect();
-    writeln!(md, "Recall@10 on all questions per weight (for reference; the choice below never sees its fold):\n")?;
-    writeln!(md, "| run | mode | {} |", header.join(" | "))?;
-    writeln!(md, "|---|---|{}", "---|".repeat(weights.len()))?;
-    for (name, mode, scores, ..) in &rows {
-        let cells: Vec<String> = scores.iter().map(|s| format!("{:.4}", mean(s))).collect();
-        writeln!(md, "| {name} | {mode} | {} |", cells.join(" | "))?;
-    }
-    writeln!(md, "\n| run | mode | R@10 at W={baseline_weight} [95% CI] | R@10 held out with CV-chosen W [95% CI] | W per fold | held-out R@10 per fold | helped / hurt questions | p (Holm) |")?;
-    writeln!(md, "|---|---|---|---|---|---|---|---|")?;
-    for ((name, mode, _, baseline, cv, _), p) in rows.iter().zip(adjusted) {
-        let chosen: Vec<String> = cv
-            .folds
-            .iter()
-            .map(|f| weights[f.chosen].to_string())
-            .collect();
-        let held: Vec<String> = cv
-            .folds
-            .iter()
-            .map(|f| format!("{:.3}", f.held_out))
-            .collect();
-        let helped = cv
-            .per_question
-            .iter()
-            .zip(baseline)
-            .filter(|(a, b)| a > b)
-            .count();
-        let hurt = cv
-            .per_question
-            .iter()
-            .zip(baseline)
-            .filter(|(a, b)| a < b)
-            .count();
-        writeln!(
-            md,
-            "| {name} | {mode} | {} | {} | {} | {} | {helped} / {hurt} | {p:.4} |",
-            ci(baseline)?,
-            ci(&cv.per_question)?,
-            chosen.join(", "),
-            held.join(", ")
-        )?;
-    }
-    // Which questions changed (and, for expansion, what was added to them): to read them, not to tune on them.
-    let expanding = tuned == Tuned::Expansion;
-    writeln!(
-        md,
-        "\nQuestions whose held-out Recall@10 changed (question number in the file, {}gold sections):\n",
-        if expanding { "words added by expansion, " } else { "" }
-    )?;
-    for (name, mode, _, baseline, cv, _) in &rows {
-        for (i, (with, without)) in cv.per_question.iter().zip(baseline).enumerate() {
-            if with == without {
-                continue;
-            }
-            let added = law
-                .expansions()
-                .filter(|_| expanding)
-                .map(|table| {
-                    let words: Vec<String> = expand(&queries.texts[i], table, law.bm25(), &[])
-                        .iter()
-                        .map(|e| {
-                            let to: Vec<&str> = e.to.iter().map(|t| t.word.as_str()).collect();
-                            format!("{} → {}", e.from, to.join(", "))
-                        })
-                        .collect();
-                    format!("added: {}; ", words.join("; "))
-                })
-                .unwrap_or_default();
-            // Gold ids not in the corpus are placeholders past the sections (`Gold::map`): shown as such.
-            let gold: Vec<&str> = queries.gold[i]
-                .iter()
-                .map(|&s| {
-                    law.law
-                        .sections
-                        .get(s as usize)
-                        .map_or("(not in the corpus)", |s| s.designation.as_str())
-                })
-                .collect();
-            writeln!(
-                md,
-                "- {name} {mode}, question {}: {} (R@10 {with:.2} vs {without:.2} at W={baseline_weight}); {added}gold: {}",
-                i + 1,
-                if with > without { "helped" } else { "hurt" },
-                gold.join(", ")
-            )?;
-        }
-    }
-    Ok(md)
 }
 
 /// Question vectors from the cache or the local encoder, at the bundles' width; checks the model matches the
@@ -962,145 +741,10 @@ fn recall(row: &Row, k: usize) -> f64 {
     row.recall(k).unwrap_or(f64::NAN)
 }
 
-fn markdown(report: &Report) -> String {
-    let mut md = String::new();
-    md += &format!(
-        "{} questions ({}{}), {} gold sections, {} gold ids not in the corpus (counted as misses); long questions: {}; unit search {}, aggregation {}, RRF k={} (weights bm25 {}, dense {}); BM25 heading weight {}\n\n",
-        report.questions, report.questions_file, if report.questions_cleaned { ", cleaned" } else { "" }, report.gold_sections, report.gold_missing_count, report.long_questions, report.unit_search, report.aggregation, report.rrf_k, report.weights.0, report.weights.1, report.title_weight
-    );
-    md += "| strategy | mode | R@10 [95% CI] | R@1 | R@5 | R@25 | R@100 | MRR@10 | nDCG@10 | p vs section (Holm) | latency ms mean / p50 / p95 | units | bundle KB | build s |\n";
-    md += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
-    for row in &report.rows {
-        md += &format!(
-            "| {} | {} | {:.3} [{:.3}, {:.3}] | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.3} / {:.3} / {:.3} | {} | {} | {} |\n",
-            row.strategy,
-            row.mode,
-            recall(row, 10),
-            row.recall10_ci.0,
-            row.recall10_ci.1,
-            recall(row, 1),
-            recall(row, 5),
-            recall(row, 25),
-            recall(row, 100),
-            row.mrr10,
-            row.ndcg10,
-            row.p_vs_section.map_or("–".into(), |p| format!("{p:.4}")),
-            row.latency_ms.mean,
-            row.latency_ms.p50,
-            row.latency_ms.p95,
-            if row.units > 0 { row.units.to_string() } else { "–".into() },
-            if row.bundle_bytes > 0 { format!("{:.0}", row.bundle_bytes as f64 / 1024.0) } else { "–".into() },
-            if row.build_seconds > 0.0 { format!("{:.0}", row.build_seconds) } else { "–".into() },
-        );
-    }
-    if let Some(line) = &report.learned_from {
-        md += &format!("\nRanked with what was {line}.\n");
-    }
-    for (mode, statistic, p) in &report.friedman {
-        md += &format!("\nFriedman test over strategies ({mode}, Recall@10): χ² = {statistic:.1}, p = {p:.3e}\n");
-    }
-    if let Some(ms) = report.query_embedding_ms_mean.filter(|ms| ms.is_finite()) {
-        md += &format!("\nQuery embedding (not in the latencies above): {ms:.0} ms per question on this machine.\n");
-    }
-    let slowest = report
-        .rows
-        .iter()
-        .map(|r| r.latency_ms.mean)
-        .fold(0.0, f64::max);
-    md += &format!(
-        "\nThe paper reports {PAPER_LATENCY_MS} ms per query for the same protocol (100 units, aggregation to sections); the slowest row here takes {slowest:.2} ms.\n"
-    );
-    md
-}
-
-/// Columns of a `recall10.tsv`: run name -> Recall@10 per question.
-fn read_recall_tsv(text: &str) -> Option<Vec<(String, Vec<f64>)>> {
-    let mut lines = text.lines();
-    let mut columns: Vec<(String, Vec<f64>)> = lines
-        .next()?
-        .split('\t')
-        .map(|name| (name.to_string(), Vec::new()))
-        .collect();
-    for line in lines {
-        let cells: Vec<&str> = line.split('\t').collect();
-        if cells.len() != columns.len() {
-            return None;
-        }
-        for (column, cell) in columns.iter_mut().zip(cells) {
-            column.1.push(cell.parse().ok()?);
-        }
-    }
-    Some(columns)
-}
-
-/// `--baseline`: each run of this eval against the baseline's `section` run of the same mode, as Markdown.
-fn against_baseline(
-    report: &Report,
-    per_question: &str,
-    path: &Path,
-    settings: &Settings,
-) -> Result<String> {
-    use paragraf_stats::stats::{holm, paired_permutation_test};
-    let text = paragraf_fs::read_regular(path)
-        .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other))
-        .with_context(|| format!("cannot read the baseline {}", path.display()))?;
-    let Some(baseline) = read_recall_tsv(&text) else {
-        refuse!(
-            "{} is not a recall10.tsv of `paragraf eval`",
-            path.display()
-        );
-    };
-    let ours = read_recall_tsv(per_question).expect("written above");
-    let mut rows = Vec::new();
-    for (name, recall) in &ours {
-        let mode = name.rsplit(' ').next().unwrap_or_default();
-        // The same run of the baseline (e.g. the same folder without learning), else its `section` run.
-        let Some((base_name, base)) = baseline.iter().find(|(n, _)| n == name).or_else(|| {
-            baseline
-                .iter()
-                .find(|(n, _)| *n == format!("section {mode}"))
-        }) else {
-            continue;
-        };
-        if base.len() != recall.len() {
-            refuse!(
-                "the baseline {} has {} questions, this run {}: evaluate the same questions (--questions, --limit)",
-                path.display(),
-                base.len(),
-                recall.len()
-            );
-        }
-        let p = paired_permutation_test(recall, base, settings.rounds, settings.seed)?.p_value;
-        let helped = recall.iter().zip(base).filter(|(a, b)| a > b).count();
-        let hurt = recall.iter().zip(base).filter(|(a, b)| a < b).count();
-        rows.push((name, base_name, mean(recall), mean(base), p, helped, hurt));
-    }
-    let adjusted = holm(&rows.iter().map(|r| r.4).collect::<Vec<_>>());
-    let mut md = format!(
-        "# Against the baseline {} ({} questions)\n\n| run | R@10 | baseline run | baseline R@10 | Δ | questions helped / hurt | p (Holm) |\n|---|---|---|---|---|---|---|\n",
-        path.display(),
-        report.questions
-    );
-    for ((name, base_name, ours, theirs, _, helped, hurt), p) in rows.iter().zip(adjusted) {
-        md.push_str(&format!(
-            "| {name} | {ours:.4} | {base_name} | {theirs:.4} | {:+.4} | {helped} / {hurt} | {p:.4} |\n",
-            ours - theirs
-        ));
-    }
-    Ok(md)
-}
-
-fn mean(values: &[f64]) -> f64 {
-    values.iter().sum::<f64>() / values.len().max(1) as f64
-}
-
-/// Query latency range of the paper's strategies on the BGB (section 4), for comparison in the report.
-const PAPER_LATENCY_MS: &str = "2.0–16.1";
-
 fn write_report(report: &Report, out: &Path) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     paragraf_fs::write_atomic(&out.join("report.json"), report.to_json().as_bytes())?;
-    paragraf_fs::write_atomic(&out.join("report.md"), markdown(report).as_bytes())?;
+    paragraf_fs::write_atomic(&out.join("report.md"), report.markdown().as_bytes())?;
     let label = |r: &Row| format!("{} ({})", r.strategy, r.mode);
     let charts: [(&str, &str, BarOf); 4] = [
         (

@@ -8,29 +8,19 @@
 //! file (each ranker's `cv`) and are printed. `paragraf eval --learn-per-fold` runs the same cross-validation
 //! on any question file, with confidence intervals and paired tests.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use paragraf_core::federal::learned::AmongQuestion;
-use paragraf_core::federal::routing;
-use paragraf_core::federal::weights::RoutingWeights;
-use paragraf_core::federal::FederalIndex;
 use paragraf_core::manifest::{FileEntry, LearnedEntry, LearnedRouting, Manifest};
-use paragraf_engine::learning::fit::{cross_validate, learn, HeldOut, Labelled, ModelVectors, Run};
-use paragraf_engine::learning::{
-    question_hash, CvFigures, LearnedFile, Provenance, Weights, GERLAYQA_LICENCE,
-};
-use paragraf_engine::{first_stages, LawIndex, Mode, SearchOptions, StrategyIndex};
+use paragraf_engine::learning::fit::{learn, ModelVectors, Run};
+use paragraf_engine::learning::{LearnedFile, Provenance, GERLAYQA_LICENCE};
+use paragraf_engine::{LawIndex, Mode, SearchOptions, StrategyIndex};
+use paragraf_eval::learning::{self, cv_markdown, AcrossLaws, CvRow, Prepared, DEFAULT_SHRINK};
 use paragraf_eval::Question;
 use paragraf_format::strategy::parse_strategy_list;
-use paragraf_index::fusion::{reciprocal_rank_fusion, Ranked, DEFAULT_RRF_K};
-use paragraf_index::Hit;
 use paragraf_law::Law;
-use paragraf_stats::metrics::{recall_at, reciprocal_rank_at};
-use paragraf_stats::stats::{bootstrap_ci, holm, paired_permutation_test};
 
 use crate::cmd::eval::{embed_questions, read_questions, QuestionEncoder};
 use crate::cmd::library::refuse;
@@ -105,97 +95,16 @@ impl LearnArgs {
     }
 }
 
-/// The default of `--shrink`: chosen so that learning from GerLayQA does not lower Recall@10 on the project's
-/// own lay questions in any mode (docs/learning.md, "The project's own lay questions").
-pub const DEFAULT_SHRINK: f32 = 0.75;
-
-/// Labelled questions ready to learn from, and what was left out of the file.
-pub struct Prepared {
-    /// Usable questions.
-    pub labelled: Vec<Labelled>,
-    /// Their texts (for embedding), in the same order.
-    pub texts: Vec<String>,
-    /// Questions skipped: no gold section in the law, or seen before.
-    pub skipped: usize,
-    /// Per usable question, the gold it is scored on: its sections plus a placeholder no ranking holds for
-    /// each gold id not in the law (a miss, as `paragraf eval` counts it).
-    pub scored_gold: Vec<Vec<u32>>,
-}
-
-/// Maps the questions' gold to `law`'s active sections, says what it leaves out ("§ 9999 not in BGB: skipped",
-/// counted), drops repeated gold ids, questions without a usable gold section and repeated questions.
+/// [`learning::prepare`], what it left out printed as warnings.
 pub fn prepare(questions: &[Question], index: &LawIndex) -> Prepared {
-    let law = &index.law;
-    let mut unknown: HashMap<&str, usize> = HashMap::new();
-    let (mut empty, mut repeated) = (0, 0);
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Prepared {
-        labelled: Vec::new(),
-        texts: Vec::new(),
-        skipped: 0,
-        scored_gold: Vec::new(),
-    };
-    let mut placeholder = u32::MAX;
-    let terms = |text: &str| index.bm25().query_terms(text);
-    for q in questions {
-        let text = q.text();
-        let mut gold: Vec<u32> = Vec::new();
-        let mut scored: Vec<u32> = Vec::new();
-        for p in &q.paragraphs {
-            match law.find_section(p).filter(|&i| !law.sections[i].repealed) {
-                Some(i) if !gold.contains(&(i as u32)) => gold.push(i as u32),
-                Some(_) => {}
-                None => {
-                    *unknown.entry(p.as_str()).or_insert(0) += 1;
-                    placeholder -= 1;
-                    scored.push(placeholder);
-                }
-            }
-        }
-        if gold.is_empty() {
-            empty += 1;
-            continue;
-        }
-        if !seen.insert(question_hash(&text)) {
-            repeated += 1;
-            continue;
-        }
-        scored.extend(&gold);
-        out.scored_gold.push(scored);
-        out.labelled.push(Labelled::new(&text, gold, &terms));
-        out.texts.push(text);
+    let prepared = learning::prepare(questions, index);
+    for warning in prepared.left_out.warnings() {
+        eprintln!("warning: {warning}");
     }
-    let mut unknown: Vec<(&str, usize)> = unknown.into_iter().collect();
-    unknown.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    for (id, n) in unknown.iter().take(10) {
-        eprintln!(
-            "warning: {id} not in {}: skipped ({n} question{})",
-            law.abbreviation,
-            if *n == 1 { "" } else { "s" }
-        );
-    }
-    if unknown.len() > 10 {
-        eprintln!(
-            "warning: {} more gold ids not in {}: skipped",
-            unknown.len() - 10,
-            law.abbreviation
-        );
-    }
-    if empty > 0 {
-        eprintln!(
-            "warning: {empty} questions without a gold section in {}: skipped",
-            law.abbreviation
-        );
-    }
-    if repeated > 0 {
-        eprintln!("warning: {repeated} repeated questions: learned once");
-    }
-    out.skipped = empty + repeated;
-    out
+    prepared
 }
 
-/// The runs to learn rankers for: BM25 alone, then dense and hybrid per strategy, each question's first stages
-/// computed once (with progress).
+/// [`learning::runs`] with a progress bar.
 pub fn runs<'a>(
     index: &LawIndex,
     strategies: &'a [(String, StrategyIndex)],
@@ -203,98 +112,27 @@ pub fn runs<'a>(
     vectors: Option<&[Vec<f32>]>,
     modes: &[Mode],
 ) -> Result<Vec<Run<'a>>> {
-    let mut plan: Vec<(Option<&'a (String, StrategyIndex)>, Mode)> = Vec::new();
-    if modes.contains(&Mode::Bm25) {
-        plan.push((None, Mode::Bm25));
-    }
-    for s in strategies {
-        for mode in [Mode::Dense, Mode::Hybrid] {
-            if modes.contains(&mode) && vectors.is_some() {
-                plan.push((Some(s), mode));
-            }
-        }
-    }
-    let bar = ProgressBar::new((plan.len() * texts.len()) as u64).with_style(
+    let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("first stages {msg:24} {wide_bar} {pos}/{len} eta {eta}")
             .expect("template"),
     );
-    let runs = plan
-        .into_iter()
-        .map(|(strategy, mode)| {
-            bar.set_message(format!(
-                "{} {mode}",
-                strategy.map_or("sections", |s| s.0.as_str())
-            ));
-            let first = texts
-                .iter()
-                .enumerate()
-                .map(|(q, text)| {
-                    bar.inc(1);
-                    first_stages(
-                        index,
-                        strategy.map(|s| &s.1),
-                        text,
-                        vectors.map(|v| v[q].as_slice()),
-                        mode,
-                    )
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(Run {
-                strategy: strategy.map(|s| s.0.as_str()),
-                mode,
-                first,
-            })
-        })
-        .collect::<Result<Vec<_>>>();
+    let runs = learning::runs(
+        index,
+        strategies,
+        texts,
+        vectors,
+        modes,
+        &mut |name, done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            bar.set_message(name.to_string());
+        },
+    );
     bar.finish_and_clear();
-    runs
+    Ok(runs?)
 }
 
-/// The ranking a run gives without learning (the plain BM25, dense or equal-weight hybrid list), from the first
-/// stages cut to the depth search fuses without learning.
-pub fn unlearned(run: &Run, q: usize) -> Vec<u32> {
-    let (lexical, dense) = &run.first[q];
-    let depth = SearchOptions::default().fusion_depth;
-    let ids = |h: &[Hit]| h.iter().take(depth).map(|h| h.index).collect::<Vec<u32>>();
-    match (run.mode, dense) {
-        (Mode::Hybrid, Some(dense)) => {
-            let (l, d) = (ids(lexical), ids(dense));
-            let lists = [
-                Ranked {
-                    ids: &l,
-                    weight: 1.0,
-                },
-                Ranked {
-                    ids: &d,
-                    weight: 1.0,
-                },
-            ];
-            ids(&reciprocal_rank_fusion(&lists, DEFAULT_RRF_K, 100))
-        }
-        (Mode::Dense, Some(dense)) => ids(dense),
-        _ => ids(lexical),
-    }
-}
-
-/// One run's cross-validated figures against the same run without learning.
-pub struct CvRow {
-    /// `sections bm25`, `section hybrid`, …
-    pub name: String,
-    /// Figures for the file.
-    pub figures: CvFigures,
-    /// Recall@10 per question: without, held out with learning.
-    pub recall10: (Vec<f64>, Vec<f64>),
-    /// Mean MRR@10: without, with.
-    pub mrr10: (f64, f64),
-    /// Weights chosen per fold.
-    pub weights: Vec<Weights>,
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
-}
-
-/// Cross-validates learning for every run and scores it against the runs without learning.
+/// [`learning::cross_validated`] with a progress bar.
 pub fn cross_validated(
     law: &Law,
     prepared: &Prepared,
@@ -308,9 +146,9 @@ pub fn cross_validated(
         ProgressStyle::with_template("learning per fold {wide_bar} {pos}/{len} folds eta {eta}")
             .expect("template"),
     );
-    let held: Vec<HeldOut> = cross_validate(
+    let rows = learning::cross_validated(
         law,
-        &prepared.labelled,
+        prepared,
         vectors,
         runs,
         folds,
@@ -319,102 +157,7 @@ pub fn cross_validated(
         &mut |f| bar.set_position(f as u64),
     );
     bar.finish_and_clear();
-    runs.iter()
-        .zip(held)
-        .map(|(run, held)| {
-            let gold = |q: usize| prepared.scored_gold[q].as_slice();
-            let score = |ranking: &dyn Fn(usize) -> Vec<u32>, k: usize| -> Vec<f64> {
-                (0..prepared.labelled.len())
-                    .map(|q| recall_at(&ranking(q), gold(q), k).unwrap_or(0.0))
-                    .collect()
-            };
-            let without = |q: usize| unlearned(run, q);
-            let with = |q: usize| held.rankings[q].clone();
-            let mrr = |ranking: &dyn Fn(usize) -> Vec<u32>| {
-                mean(
-                    &(0..prepared.labelled.len())
-                        .map(|q| reciprocal_rank_at(&ranking(q), gold(q), 10).unwrap_or(0.0))
-                        .collect::<Vec<_>>(),
-                )
-            };
-            let (r10_without, r10_with) = (score(&without, 10), score(&with, 10));
-            CvRow {
-                name: format!("{} {}", run.strategy.unwrap_or("sections"), run.mode),
-                figures: CvFigures {
-                    folds: folds as u32,
-                    questions: prepared.labelled.len() as u32,
-                    recall10_without: mean(&r10_without),
-                    recall10_with: mean(&r10_with),
-                    recall100_without: mean(&score(&without, 100)),
-                    recall100_with: mean(&score(&with, 100)),
-                },
-                recall10: (r10_without, r10_with),
-                mrr10: (mrr(&without), mrr(&with)),
-                weights: held.weights,
-            }
-        })
-        .collect()
-}
-
-/// The cross-validation as Markdown: per run Recall@10 without and held out with learning (95 % bootstrap CI),
-/// Recall@100, MRR@10, questions helped and hurt, a paired permutation test (Holm over the runs) and the
-/// weights per fold.
-pub fn cv_markdown(rows: &[CvRow], folds: usize, seed: u64, rounds: usize) -> Result<String> {
-    use std::fmt::Write;
-    let mut md = String::new();
-    let n = rows.first().map_or(0, |r| r.figures.questions);
-    writeln!(
-        md,
-        "# Learning from questions, {folds}-fold cross-validation (seed {seed}), {n} questions\n"
-    )?;
-    writeln!(md, "Each fold is ranked with the prior, precedents and weights learned from the other folds only. Gold ids not in the law count as misses; questions with none in it, or repeated, are left out (see the warnings).\n")?;
-    writeln!(md, "| run | R@10 without [95% CI] | R@10 learned, held out [95% CI] | R@100 without → learned | MRR@10 without → learned | helped / hurt | p (Holm) |")?;
-    writeln!(md, "|---|---|---|---|---|---|---|")?;
-    let p: Vec<f64> = rows
-        .iter()
-        .map(|r| {
-            paired_permutation_test(&r.recall10.1, &r.recall10.0, rounds, seed)
-                .map(|t| t.p_value)
-                .unwrap_or(f64::NAN)
-        })
-        .collect();
-    let ci = |v: &[f64]| -> String {
-        match bootstrap_ci(v, 0.95, rounds, seed) {
-            Ok((lo, hi)) => format!("{:.4} [{lo:.4}, {hi:.4}]", mean(v)),
-            Err(_) => format!("{:.4}", mean(v)),
-        }
-    };
-    for (row, p) in rows.iter().zip(holm(&p)) {
-        let (without, with) = &row.recall10;
-        let helped = with.iter().zip(without).filter(|(a, b)| a > b).count();
-        let hurt = with.iter().zip(without).filter(|(a, b)| a < b).count();
-        writeln!(
-            md,
-            "| {} | {} | {} | {:.4} → {:.4} | {:.4} → {:.4} | {helped} / {hurt} | {p:.4} |",
-            row.name,
-            ci(without),
-            ci(with),
-            row.figures.recall100_without,
-            row.figures.recall100_with,
-            row.mrr10.0,
-            row.mrr10.1
-        )?;
-    }
-    writeln!(md, "\nWeights chosen per fold (BM25 rank, dense rank, prior, lexical vote, dense vote; prior smoothing):\n")?;
-    for row in rows {
-        let folds: Vec<String> = row
-            .weights
-            .iter()
-            .map(|w| {
-                format!(
-                    "({}, {}, {}, {}, {}; {})",
-                    w.lexical, w.dense, w.prior, w.vote_lexical, w.vote_dense, w.smoothing
-                )
-            })
-            .collect();
-        writeln!(md, "- {}: {}", row.name, folds.join(" "))?;
-    }
-    Ok(md)
+    rows
 }
 
 /// The folder's strategies named by `wanted` (all: `all`), loaded and checked against the law.
@@ -585,13 +328,7 @@ fn learn_routing(
         .position(|(l, _)| l.abbreviation == law.abbreviation)
         .context("the learned law is among the folder's laws")? as u32;
     let started = std::time::Instant::now();
-    let among = FederalIndex::new(&crate::cmd::distractors::parts(&laws))?;
-    eprintln!(
-        "indexed {} sections of {} laws as one in {:.1} s",
-        among.len(),
-        laws.len(),
-        started.elapsed().as_secs_f64()
-    );
+    let among = crate::cmd::distractors::index(&laws)?;
     // The index's model may differ from the strategies learned for (or there are none): embed for it.
     let embedded;
     let vectors = match (among.model(), vectors) {
@@ -615,25 +352,7 @@ fn learn_routing(
         route_laws: false,
         ..SearchOptions::default()
     };
-    let vector = |q: usize| vectors.map(|v| v.vectors[q].as_slice());
-    let questions: Vec<AmongQuestion> = prepared
-        .texts
-        .iter()
-        .enumerate()
-        .map(|(q, text)| {
-            let first = among.first_stage(text, vector(q), &options)?;
-            Ok(AmongQuestion {
-                text,
-                vector: vector(q),
-                features: among.routing_features(&first, text),
-                gold: prepared.labelled[q]
-                    .gold
-                    .iter()
-                    .filter_map(|&s| among.doc_of(own, s))
-                    .collect(),
-            })
-        })
-        .collect::<Result<_>>()?;
+    let questions = learning::among_questions(&among, own, prepared, vectors, &options)?;
     eprintln!(
         "searched {} questions among {} laws ({}) in {:.1} s",
         questions.len(),
@@ -641,76 +360,35 @@ fn learn_routing(
         options.mode,
         started.elapsed().as_secs_f64()
     );
-    let (across_questions, _) = read_questions(across)?;
-    let across_texts: Vec<String> = across_questions.iter().map(|q| q.text()).collect();
-    let across_vectors = match vectors {
-        Some(v) => Some(embed_questions(&across_texts, &args.encoder, Some(v.model))?.0),
-        None => None,
-    };
     let all: Vec<&Law> = laws.iter().map(|(l, _)| l).collect();
-    let across = crate::cmd::distractors::across_questions(
+    let embed =
+        |texts: &[String], model: &str| Ok(embed_questions(texts, &args.encoder, Some(model))?.0);
+    let across =
+        crate::cmd::distractors::read_across(across, &all, &among, vectors.is_some(), &embed)?;
+    let across = across.borrowed();
+    let across = paragraf_eval::among::across_questions(
         &among,
-        &all,
-        &across_questions,
-        &across_texts,
-        across_vectors.as_deref(),
+        across.gold,
+        across.texts,
+        across.vectors,
         &options,
     )?;
-    // Scored as `paragraf eval` scores: gold ids not in the law (or without text) are misses.
-    let scored = |q: usize, ranking: &[Hit], k: usize| -> f64 {
-        let docs: Vec<u32> = ranking.iter().map(|h| h.index).collect();
-        let misses = prepared.scored_gold[q].len() - questions[q].gold.len();
-        let mut gold = questions[q].gold.clone();
-        gold.extend((0..misses as u32).map(|i| u32::MAX - i));
-        recall_at(&docs, &gold, k).unwrap_or(0.0)
-    };
     let folds = args.folds as usize;
-    let held = paragraf_core::federal::learned::cross_validate(
-        &among,
+    let (learning, _) = file.clone().resolve(law)?;
+    let across_laws = AcrossLaws {
+        among: &among,
         own,
         law,
-        &questions,
-        &prepared.labelled,
-        &across,
+        learning: &learning,
+        prepared,
+        questions: &questions,
+        across: &across,
         vectors,
-        folds,
-        args.seed,
-        RoutingWeights::DEFAULT,
-        args.shrink,
-        100,
-        &mut |f| eprintln!("routing across laws: fold {f} of {folds} learned"),
-    );
-    let without: Vec<Vec<Hit>> = questions
-        .iter()
-        .map(|q| routing::routed(&q.features, &RoutingWeights::DEFAULT, 100))
-        .collect();
-    let mean_at = |rankings: &[Vec<Hit>], k: usize| {
-        (0..questions.len())
-            .map(|q| scored(q, &rankings[q], k))
-            .sum::<f64>()
-            / questions.len().max(1) as f64
     };
-    let cv = CvFigures {
-        folds: folds as u32,
-        questions: questions.len() as u32,
-        recall10_without: mean_at(&without, 10),
-        recall10_with: mean_at(&held.rankings, 10),
-        recall100_without: mean_at(&without, 100),
-        recall100_with: mean_at(&held.rankings, 100),
-    };
-    let (learning, _) = file.clone().resolve(law)?;
-    let members: Vec<usize> = (0..questions.len()).collect();
-    let weights = paragraf_core::federal::learned::fit(
-        &among,
-        own,
-        &learning,
-        &questions,
-        &prepared.labelled,
-        &members,
-        &across,
-        RoutingWeights::DEFAULT,
-        args.shrink,
-    );
+    let LearnedRouting { weights, cv } =
+        across_laws.learn(folds, args.seed, args.shrink, &mut |f| {
+            eprintln!("routing across laws: fold {f} of {folds} learned")
+        });
     println!(
         "Across the folder's {} laws ({}, {folds}-fold cross-validation, held out): Recall@10 routed {:.4} → with learning {:.4}, R@100 {:.4} → {:.4}. Routing weights of the prior and the votes (lexical, dense): {}, {}, {}",
         laws.len(),

@@ -12,8 +12,8 @@
 //! signals' weights are fit; the others stay as they were chosen across laws.
 
 use super::routing::{self, Example, Features};
-use super::weights::RoutingWeights;
 use super::FederalIndex;
+use crate::routing_weights::RoutingWeights;
 use paragraf_engine::learning::fit::{assemble, Labelled, ModelVectors};
 use paragraf_engine::learning::{Learning, Provenance};
 use paragraf_index::Hit;

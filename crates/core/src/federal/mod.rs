@@ -27,10 +27,9 @@ use paragraf_law::Law;
 pub mod files;
 pub mod learned;
 pub mod routing;
-pub mod weights;
 
+use crate::routing_weights::RoutingWeights;
 use routing::{Router, ROUTING_DEPTH};
-use weights::RoutingWeights;
 
 /// The strategy whose vectors the federal index uses: one unit, one vector per section.
 pub const SECTION_STRATEGY: &str = "section";

@@ -23,8 +23,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::weights::RoutingWeights;
 use crate::finder::{cited_law_index, LawFinder, LawNames};
+use crate::routing_weights::RoutingWeights;
 use paragraf_index::Hit;
 use paragraf_law::{Law, RefTarget};
 use paragraf_stats::tune::{coordinate_ascent, Coordinate};
@@ -63,7 +63,7 @@ pub enum LawKind {
 }
 
 impl LawKind {
-    /// Every kind, in the order of [`RoutingWeights::kind`](super::weights::RoutingWeights::kind).
+    /// Every kind, in the order of [`RoutingWeights::kind`](crate::routing_weights::RoutingWeights::kind).
     pub const ALL: [LawKind; 7] = [
         LawKind::Code,
         LawKind::Statute,

@@ -1,9 +1,9 @@
-//! The weights of law routing ([`super::routing`]): plain data, also recorded in `manifest.json` (`learned.routing`),
+//! The weights of law routing ([`crate::federal::routing`]): plain data, also recorded in `manifest.json` (`learned.routing`),
 //! so the manifest reads them without the routing that uses them.
 
 use serde::{Deserialize, Serialize};
 
-/// The weights of the routed score (see [`Features`](super::routing::Features)); all 0 or more.
+/// The weights of the routed score (see [`Features`](crate::federal::routing::Features)); all 0 or more.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RoutingWeights {
     /// The section's rank in the first stage's ranking across laws.
@@ -21,8 +21,8 @@ pub struct RoutingWeights {
     pub cited_by: f32,
     /// The law's size (log-scaled to 0..1).
     pub size: f32,
-    /// A bonus per [`LawKind`](super::routing::LawKind), in the order of
-    /// [`LawKind::ALL`](super::routing::LawKind::ALL).
+    /// A bonus per [`LawKind`](crate::federal::routing::LawKind), in the order of
+    /// [`LawKind::ALL`](crate::federal::routing::LawKind::ALL).
     pub kind: [f32; 7],
     /// The demand prior of a law with learned questions ([`paragraf_engine::learning`]): 0 without one.
     #[serde(default)]
