@@ -13,7 +13,7 @@ use web_sys::{ErrorEvent, MessageEvent, Worker};
 
 use crate::failure::{EncoderProblem, Failure};
 use crate::fetch;
-use crate::load::Progress;
+use crate::fetch::Progress;
 use paragraf_worker::protocol::{FromWorker, ToWorker, WORKER_SCRIPT};
 
 /// What the worker answered to one request.

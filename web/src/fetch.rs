@@ -7,6 +7,9 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStreamDefaultReader, Request, RequestInit, Response};
 
 use crate::failure::Failure;
+
+/// Download progress of a file: (label, bytes so far, total).
+pub type Progress = Option<(String, u64, u64)>;
 use paragraf_format::api::ErrorBody;
 
 /// The text of a JS exception.

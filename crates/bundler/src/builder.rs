@@ -18,7 +18,7 @@ pub use units::{build_strategy, unit_text};
 
 use crate::expansion;
 use crate::generate::Generator;
-use crate::manifest::{self, bundle_entry, law_entry};
+use crate::manifest::{self, bundle_entry, law_entry, GENERATOR};
 use files::remove_superseded;
 use paragraf_engine::bundle::LawBundle;
 use paragraf_engine::expansion::TableParams;
@@ -27,9 +27,6 @@ use paragraf_format::strategy::Strategy;
 use paragraf_law::Law;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// The generator string written into every file.
-pub const GENERATOR: &str = concat!("paragraf ", env!("CARGO_PKG_VERSION"));
 
 /// Why a build failed.
 #[derive(Debug, thiserror::Error)]

@@ -123,7 +123,7 @@ pub fn write(
         .collect();
     let built = FederalHead::build(&parts, shard_bytes)?;
     drop(parts);
-    let topics = TopicsFile::of(crate::builder::GENERATOR, laws.iter().map(|(law, _)| law));
+    let topics = TopicsFile::of(manifest::GENERATOR, laws.iter().map(|(law, _)| law));
     drop(laws);
     let written = |stem: &str, bytes: Vec<u8>| -> Result<FileEntry, BuildError> {
         let file = write_hashed(dir, stem, &bytes)?;

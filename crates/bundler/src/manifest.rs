@@ -23,6 +23,9 @@ use paragraf_law::Law;
 
 pub use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
 
+/// The generator string written into the manifest and every file the build writes.
+pub const GENERATOR: &str = concat!("paragraf ", env!("CARGO_PKG_VERSION"));
+
 /// Why a bundle folder (its manifest, or a bundle the manifest lists) could not be read or written. Every message
 /// names the file.
 #[derive(Debug, thiserror::Error)]
@@ -82,7 +85,7 @@ pub fn load_or_new(dir: &Path) -> Result<Manifest, FolderError> {
 
 /// Writes `dir/manifest.json` atomically and durably, stamped with this generator and format version.
 pub fn save(manifest: &mut Manifest, dir: &Path) -> Result<(), FolderError> {
-    manifest.generator = crate::builder::GENERATOR.to_string();
+    manifest.generator = GENERATOR.to_string();
     manifest.format_version = FORMAT_VERSION;
     paragraf_fs::write_atomic(&dir.join(MANIFEST), manifest.to_json().as_bytes())?;
     Ok(())

@@ -43,7 +43,7 @@ fn main() -> anyhow::Result<()> {
         anyhow::bail!("int8 bundle expected")
     };
 
-    let encoder = e5::load(&paragraf_embed::model::resolve_model_path(None)?)?;
+    let encoder = e5::load(&paragraf_embed::choice::resolve_model_path(None)?)?;
     let cache = EmbeddingCache::open(
         &paragraf_embed::model::cache_root().join("embeddings"),
         &encoder.cache_id(),

@@ -100,7 +100,7 @@ fn describe(error: &anyhow::Error) -> String {
 /// * 2: a usage or data error — the invocation or the files it names are at fault, and rerunning unchanged
 ///   fails again. Clap's usage errors exit 2 by themselves; after parsing, an error counts as one when any
 ///   error in its chain says so ([`paragraf_format::fault::Blame`], asked through [`FAULTS`]): a
-///   [`cmd::library::Refusal`] (which commands raise for unusable arguments and inputs, such as a folder without
+///   [`cmd::refusal::Refusal`] (which commands raise for unusable arguments and inputs, such as a folder without
 ///   bundles) or one of the typed errors of bad input data: a law XML that does not parse (alone, or as one of
 ///   many in `corpus scan` and `build --laws`, which report it and go on with the others), a bundle, manifest or
 ///   report that is not ours or is damaged, a name or strategy that does not exist, JSON that does not have the

@@ -6,7 +6,7 @@ use crate::limits::{
     self, MAX_ARCHIVE_BYTES, MAX_COMPRESSION_RATIO, MAX_META_BYTES, MAX_TAR_EXTENSION_BYTES,
     MAX_XML_BYTES,
 };
-use crate::source::SourceLaw;
+use crate::SourceLaw;
 use std::collections::HashMap;
 use std::io::Read;
 use std::ops::ControlFlow;

@@ -13,7 +13,17 @@ pub mod source;
 pub use archive::ArchiveError;
 pub use fetch::{fetch_law, FetchError, DEFAULT_BASE_URL};
 pub use gii::{default_slug, parse_bytes, parse_file, parse_str, ParseError, ParseOptions};
-pub use source::{for_each_law, load_law, LoadError, SourceError, SourceLaw};
+pub use source::{for_each_law, load_law, LoadError, SourceError};
+
+/// One law of a source of many (the archive or a folder, [`source`]).
+pub struct SourceLaw {
+    /// Where it is: the path inside the archive (`laws/BJNR001950896/source.xml`) or the file in the folder.
+    pub path: String,
+    /// SHA-256 of the XML bytes (lower-case hex).
+    pub sha256: String,
+    /// The parsed law or why it failed.
+    pub result: Result<paragraf_law::Law, ParseError>,
+}
 
 use paragraf_format::fault::{blame, first_fault, Blame, Fault};
 

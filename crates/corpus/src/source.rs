@@ -8,19 +8,10 @@
 use crate::archive::{self, ArchiveError};
 use crate::gii::{parse_bytes, ParseError, ParseOptions};
 use crate::limits::{self, MAX_XML_BYTES};
+use crate::SourceLaw;
 use paragraf_law::Law;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-
-/// One law of a source.
-pub struct SourceLaw {
-    /// Where it is: the path inside the archive (`laws/BJNR001950896/source.xml`) or the file in the folder.
-    pub path: String,
-    /// SHA-256 of the XML bytes (lower-case hex).
-    pub sha256: String,
-    /// The parsed law or why it failed.
-    pub result: Result<Law, ParseError>,
-}
 
 /// Why a source could not be read at all (one bad law is reported in its [`SourceLaw`] instead).
 #[derive(Debug, thiserror::Error)]

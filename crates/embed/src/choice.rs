@@ -140,7 +140,7 @@ impl ModelChoice {
                 })
             }
             ModelChoice::E5 { file } => {
-                let path = model::resolve_model_path(file.as_deref())?;
+                let path = resolve_model_path(file.as_deref())?;
                 Ok(Box::new(e5::load(&path)?.with_policy(policy)))
             }
             ModelChoice::Gemma { dir, .. } => {
@@ -180,9 +180,39 @@ impl fmt::Display for ModelChoice {
     }
 }
 
+/// The model file to use: `explicit` (a `--model` flag), else `$PARAGRAF_MODEL`, else the default cache file.
+/// Errors with [`EmbedError::ModelMissing`] (which says to run `paragraf model fetch`) when it does not exist.
+pub fn resolve_model_path(explicit: Option<&Path>) -> Result<PathBuf, EmbedError> {
+    let path = match explicit {
+        Some(p) => p.to_path_buf(),
+        // $PARAGRAF_MODEL may also name a model (`embeddinggemma`, for `scripts/main.sh`): that is no e5 file.
+        None => match std::env::var(model::MODEL_ENV)
+            .ok()
+            .filter(|v| !v.is_empty() && !ModelChoice::is_name(v))
+        {
+            Some(p) => PathBuf::from(p),
+            None => model::default_model_dir().join(model::MODEL_FILE),
+        },
+    };
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(EmbedError::ModelMissing { path })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn missing_model_says_how_to_fetch() {
+        let err = resolve_model_path(Some(Path::new("/nonexistent/e5.bin")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("/nonexistent/e5.bin"), "{err}");
+        assert!(err.contains("paragraf model fetch"), "{err}");
+    }
 
     #[test]
     fn names_and_model_ids_parse_to_the_same_choice() {

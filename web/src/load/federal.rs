@@ -14,11 +14,12 @@ use paragraf_engine::{Mode, SearchOptions};
 use paragraf_index::bm25::PostingShard;
 use paragraf_law::Law;
 
-use super::files::{bundle_failure, decode_checked, decoded, remember, verified_listed, Progress};
+use super::files::{bundle_failure, decode_checked, decoded, remember, verified_listed};
 use super::law::decode_law;
 use super::vectors::{query_vector, search_vector, Embedded, VectorSources};
 use crate::failure::{BundleKind, BundleProblem, Failure};
 use crate::fetch;
+use crate::fetch::Progress;
 use crate::shared::{shared, SharedAnswers};
 
 /// The index across all laws, with the posting shards fetched so far (kept for later questions).

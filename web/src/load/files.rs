@@ -11,10 +11,7 @@ use paragraf_core::manifest::{self, Listed, Manifest, MANIFEST};
 use paragraf_eval::report::Report;
 
 use crate::failure::{BundleKind, BundleProblem, Failure};
-use crate::fetch;
-
-/// Download progress of a bundle: (label, bytes so far, total).
-pub type Progress = Option<(String, u64, u64)>;
+use crate::fetch::{self, Progress};
 
 /// The manifest of a bundle folder.
 pub async fn manifest(data: String) -> Result<Rc<Manifest>, Failure> {

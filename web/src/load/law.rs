@@ -12,9 +12,10 @@ use paragraf_engine::learning::{LearnedFile, Provenance};
 use paragraf_engine::{LawIndex, StrategyIndex};
 use paragraf_law::definitions::LawDefinitions;
 
-use super::files::{bundle_failure, decode_checked, decoded, remember, verified_listed, Progress};
+use super::files::{bundle_failure, decode_checked, decoded, remember, verified_listed};
 use crate::failure::{BundleKind, BundleProblem, Failure};
 use crate::fetch;
+use crate::fetch::Progress;
 use crate::shared::{shared, SharedAnswers};
 
 /// A loaded law.

@@ -16,7 +16,7 @@ pub use federal::{
     federal, federal_vectors, law_text, run_federal_search, topics, FederalOutcome, FederalRequest,
     FederalResult, FederalVectorsNow, LoadedFederal,
 };
-pub use files::{manifest, report, Progress};
+pub use files::{manifest, report};
 pub use law::{law, strategy, LoadedLaw, LoadedStrategy};
 pub use search::{run_search, Outcome, SearchRequest};
 pub use vectors::{proxy, Embedded, VectorSource, VectorSources};

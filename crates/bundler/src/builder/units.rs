@@ -4,11 +4,12 @@
 //! Each strategy family differs only in how it turns the law into units and vectors; everything after that
 //! (quantisation, the graph, the bundle's metadata) is shared, so adding a strategy means adding one match arm.
 
-use super::{BuildError, BuildOptions, Embedder, Precision, GENERATOR};
+use super::{BuildError, BuildOptions, Embedder, Precision};
 use crate::chunk::{self, Chunk};
 use crate::generate::Generator;
 use crate::kmeans::{cluster, KMeans};
 use crate::lumber::{lumber, SimilarityDrop};
+use crate::manifest::GENERATOR;
 use crate::raptor::{self, RaptorSettings, Summarizer};
 use paragraf_engine::bundle::{Piece, StrategyBundle, Unit};
 use paragraf_format::strategy::{BaseUnit, Strategy};

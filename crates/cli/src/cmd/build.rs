@@ -10,13 +10,13 @@ use paragraf_bundler::generate::{Generator, LlmClient, LlmConfig};
 use paragraf_bundler::pipeline::{self, Event, Finished, LawList, Laws, Plan, Tally};
 use paragraf_corpus::load_law;
 use paragraf_embed::cache::EmbeddingCache;
+use paragraf_embed::choice::resolve_model_path;
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::container::Container;
 use paragraf_embed::e5::{self, LongTextPolicy};
 use paragraf_embed::farm::FarmBackend;
 use paragraf_embed::gemma::DocumentTitle;
 use paragraf_embed::http::HttpConfig;
-use paragraf_embed::model::resolve_model_path;
 use paragraf_embed::EmbeddingBackend;
 use paragraf_format::strategy::parse_strategy_list;
 use std::path::{Path, PathBuf};
@@ -395,7 +395,7 @@ fn print_laws(tally: &Tally, source: &Path) {
 /// others were built.
 fn problem(finished: &Finished, source: &Path) -> Option<anyhow::Error> {
     let tally = &finished.tally;
-    let refusal = |message: String| Some(anyhow::Error::new(super::library::Refusal(message)));
+    let refusal = |message: String| Some(anyhow::Error::new(super::refusal::Refusal(message)));
     if !finished.missing.is_empty() {
         refusal(format!(
             "not in {}: {}; the other laws were built",

@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 
-use super::library::Refusal;
+use super::refusal::Refusal;
 use clap::Args;
 use std::path::PathBuf;
 

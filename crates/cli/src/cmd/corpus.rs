@@ -130,7 +130,7 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
                         Ok(s) => format!("{} (document {})", s.abbreviation, s.doknr),
                         Err(e) => format!("a file that does not parse ({e})"),
                     };
-                    crate::cmd::library::refuse!(
+                    crate::cmd::refusal::refuse!(
                         "{} already holds {held}; {slug} is {} (document {}), another law with the same file name. Nothing was stored: pass --force to replace it, or fetch into another --corpus-dir",
                         path.display(),
                         law.abbreviation,
@@ -160,7 +160,7 @@ pub fn run(command: CorpusCommand, dir: &CorpusDir) -> Result<()> {
             }
             if !report.failures.is_empty() {
                 // Bad data, as one law that does not parse is: exit 2.
-                crate::cmd::library::refuse!(
+                crate::cmd::refusal::refuse!(
                     "{} of {} laws failed to parse",
                     report.failures.len(),
                     report.laws

@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 
-use crate::cmd::library::refuse;
+use crate::cmd::refusal::refuse;
 use paragraf_core::federal::{FederalIndex, LearnedLaw, SECTION_STRATEGY};
 use paragraf_core::manifest::MANIFEST;
 use paragraf_engine::bundle::StrategyBundle;
@@ -221,7 +221,7 @@ pub fn read_across(
     needs_vectors: bool,
     embed: &Embed,
 ) -> Result<AcrossFile> {
-    let (questions, _) = crate::cmd::eval::read_questions(path)?;
+    let (questions, _) = crate::cmd::questions::read_questions(path)?;
     let gold = LawGold::map(laws, None, &questions);
     for warning in &gold.warnings {
         eprintln!("warning: questions across laws: {warning}");
@@ -278,8 +278,8 @@ fn folder_learning(
         .iter()
         .position(|(l, _)| l.abbreviation == entry.law)
         .with_context(|| format!("{} lists no law {}", source.display(), entry.law))?;
-    let learning =
-        crate::cmd::learn::read_learned(source, &manifest, &laws[law].0)?.with_context(|| {
+    let learning = crate::cmd::library::read_learned(source, &manifest, &laws[law].0)?
+        .with_context(|| {
             format!(
                 "{}: the learned file is not for {}",
                 source.display(),

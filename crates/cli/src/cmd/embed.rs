@@ -121,7 +121,7 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<()> {
         }
         _ => match args.model.unwrap_or_default() {
             ModelChoice::E5 { file } => {
-                let path = model::resolve_model_path(file.as_deref())?;
+                let path = paragraf_embed::choice::resolve_model_path(file.as_deref())?;
                 (Some(e5::load(&path)?.with_policy(policy)), None)
             }
             other => (None, Some(other.load()?)),

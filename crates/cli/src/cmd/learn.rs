@@ -22,8 +22,8 @@ use paragraf_eval::Question;
 use paragraf_format::strategy::parse_strategy_list;
 use paragraf_law::Law;
 
-use crate::cmd::eval::{embed_questions, read_questions, QuestionEncoder};
-use crate::cmd::library::refuse;
+use crate::cmd::questions::{embed_questions, read_questions, QuestionEncoder};
+use crate::cmd::refusal::refuse;
 use paragraf_embed::choice::ModelChoice;
 
 #[derive(Args)]
@@ -262,7 +262,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
     let members: Vec<usize> = (0..prepared.labelled.len()).collect();
     let mut file: LearnedFile = learn(
         &index.law,
-        paragraf_bundler::builder::GENERATOR,
+        paragraf_bundler::manifest::GENERATOR,
         provenance,
         &prepared.labelled,
         &members,
@@ -456,41 +456,4 @@ fn today() -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}")
-}
-
-/// The folder's learned file for `law`, verified against the manifest and matched against the law; `None` when
-/// the folder has none for it. Names what could not be matched on stderr.
-pub fn read_learned(
-    dir: &Path,
-    manifest: &Manifest,
-    law: &Law,
-) -> Result<Option<paragraf_engine::learning::Learning>> {
-    let Some(entry) = manifest
-        .learned
-        .as_ref()
-        .filter(|l| l.law == law.abbreviation)
-    else {
-        return Ok(None);
-    };
-    let bytes = paragraf_bundler::manifest::read_listed(
-        dir,
-        &entry.file.file,
-        entry.file.bytes,
-        &entry.file.sha256,
-    )?;
-    let file = LearnedFile::from_bytes(&bytes)
-        .with_context(|| dir.join(&entry.file.file).display().to_string())?;
-    let (learning, warnings) = file.resolve(law)?;
-    if let Some(build) = warnings.other_build {
-        eprintln!("warning: {build}");
-    }
-    if !warnings.missing_sections.is_empty() {
-        eprintln!(
-            "warning: {} sections the learned file names are not in {}: their votes are dropped ({})",
-            warnings.missing_sections.len(),
-            law.abbreviation,
-            warnings.missing_sections.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
-        );
-    }
-    Ok(Some(learning))
 }

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Result};
+use crate::cmd::refusal::{refuse, Refusal};
+use anyhow::{anyhow, Context, Result};
 use paragraf_core::federal::{FederalIndex, FederalLaw, LearnedLaw, SECTION_STRATEGY};
 use paragraf_core::finder::LawNames;
 use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
@@ -33,30 +34,6 @@ pub const DEFAULT_BUNDLES: &str = "out/bundles";
 
 /// Most sections one search returns.
 pub const MAX_K: usize = 50;
-
-/// A refusal the user can fix (bad argument, missing or broken data): exit code 2, and in MCP an
-/// `invalid_params` error rather than an internal one.
-#[derive(Debug)]
-pub struct Refusal(pub String);
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Refusal {}
-
-/// `bail!` with a [`Refusal`].
-macro_rules! refuse {
-    ($($arg:tt)*) => { return Err(anyhow::Error::new($crate::cmd::library::Refusal(format!($($arg)*)))) };
-}
-pub(crate) use refuse;
-
-/// Whether `error` (or what it wraps) is a [`Refusal`].
-pub fn is_refusal(error: &anyhow::Error) -> bool {
-    error.chain().any(|e| e.is::<Refusal>())
-}
 
 /// Query expansion for one search: the weight of the added words and the words the user removed.
 #[derive(Clone, Debug)]
@@ -432,7 +409,7 @@ impl Library {
         }
         // Likewise a broken learned file costs the learning.
         let learned = match self.learning {
-            true => crate::cmd::learn::read_learned(&self.dir, &self.manifest, &index.law),
+            true => read_learned(&self.dir, &self.manifest, &index.law),
             false => Ok(None),
         };
         match learned {
@@ -906,4 +883,41 @@ impl Library {
             })
             .collect()
     }
+}
+
+/// The folder's learned file for `law`, verified against the manifest and matched against the law; `None` when
+/// the folder has none for it. Names what could not be matched on stderr.
+pub fn read_learned(
+    dir: &Path,
+    manifest: &Manifest,
+    law: &paragraf_law::Law,
+) -> Result<Option<paragraf_engine::learning::Learning>> {
+    let Some(entry) = manifest
+        .learned
+        .as_ref()
+        .filter(|l| l.law == law.abbreviation)
+    else {
+        return Ok(None);
+    };
+    let bytes = paragraf_bundler::manifest::read_listed(
+        dir,
+        &entry.file.file,
+        entry.file.bytes,
+        &entry.file.sha256,
+    )?;
+    let file = paragraf_engine::learning::LearnedFile::from_bytes(&bytes)
+        .with_context(|| dir.join(&entry.file.file).display().to_string())?;
+    let (learning, warnings) = file.resolve(law)?;
+    if let Some(build) = warnings.other_build {
+        eprintln!("warning: {build}");
+    }
+    if !warnings.missing_sections.is_empty() {
+        eprintln!(
+            "warning: {} sections the learned file names are not in {}: their votes are dropped ({})",
+            warnings.missing_sections.len(),
+            law.abbreviation,
+            warnings.missing_sections.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    Ok(Some(learning))
 }

@@ -30,7 +30,8 @@ use rmcp::{
 };
 use serde::Deserialize;
 
-use super::library::{self, ExpansionChoice, Library};
+use super::library::{ExpansionChoice, Library};
+use super::refusal;
 use super::search::Source;
 
 #[derive(Args)]
@@ -122,7 +123,7 @@ pub struct Paragraf {
 /// A failed call as a JSON-RPC error: refusals are the caller's to fix (`invalid_params`).
 fn to_error(e: anyhow::Error) -> ErrorData {
     let message = format!("{e:#}");
-    if library::is_refusal(&e) {
+    if refusal::is_refusal(&e) {
         ErrorData::invalid_params(message, None)
     } else {
         ErrorData::internal_error(message, None)

@@ -217,7 +217,7 @@ fn bench(
 fn info(choice: ModelChoice) -> anyhow::Result<()> {
     match choice {
         ModelChoice::E5 { file } => {
-            let path = model::resolve_model_path(file.as_deref())?;
+            let path = paragraf_embed::choice::resolve_model_path(file.as_deref())?;
             let verified = model::verify(&path);
             let c = Container::open(&path)?;
             let cfg = &c.config;

@@ -12,7 +12,8 @@ use clap::Args;
 use paragraf_core::results::{Excerpt, SearchResults};
 use paragraf_engine::Mode;
 
-use super::library::{self, refuse, Encoder, ExpansionChoice, Library};
+use super::library::{self, Encoder, ExpansionChoice, Library};
+use super::refusal::refuse;
 
 /// Where the bundles are: shared by `search`, `show` and `mcp`.
 #[derive(Args, Clone)]

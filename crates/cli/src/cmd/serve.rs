@@ -11,8 +11,8 @@ use clap::Args;
 use paragraf_embed::choice::ModelChoice;
 use paragraf_proxy::site::SiteConfig;
 
-use super::library::Refusal;
 use super::proxy::{load_models, run_server, EndpointArgs};
+use super::refusal::Refusal;
 
 /// The default address: loopback, the port `scripts/main.sh` has always used.
 const DEFAULT_BIND: &str = "127.0.0.1:8080";
