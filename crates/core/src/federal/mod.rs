@@ -293,13 +293,15 @@ impl FederalIndex {
                 features.len() - 1
             });
             let f = &mut features[i];
+            // As familiar as the query is with the precedents ([`learning::Familiarity`]).
+            let share = signal.confidence;
             f.prior = if max > 0.0 {
-                (signal.count as f32).ln_1p() / max
+                share * (signal.count as f32).ln_1p() / max
             } else {
                 0.0
             };
-            f.vote_lexical = signal.vote_lexical;
-            f.vote_dense = signal.vote_dense;
+            f.vote_lexical = share * signal.vote_lexical;
+            f.vote_dense = share * signal.vote_dense;
         }
         neighbours
     }

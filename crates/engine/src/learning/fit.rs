@@ -7,8 +7,8 @@
 //! prior and weights — is learned from the other folds only, and the fold is ranked with that.
 
 use super::{
-    question_hash, Features, FirstStage, LearnedFile, Learning, Precedent, PrecedentVectors,
-    Provenance, Ranker, Weights,
+    question_hash, Familiarity, Features, FirstStage, LearnedFile, Learning, Precedent,
+    PrecedentVectors, Provenance, Ranker, Weights,
 };
 use crate::Mode;
 use paragraf_index::vectors::Int8Vectors;
@@ -108,9 +108,22 @@ pub fn assemble(
         .map(|v| {
             let rows: Vec<&Vec<f32>> = members.iter().map(|&q| &v.vectors[q]).collect();
             let dim = rows.first().map_or(0, |r| r.len()) as u32;
+            let vectors = Int8Vectors::from_f32_rows(dim, &rows).expect("one width per model");
+            // Each precedent's cosine to its nearest other one, as a query's is measured at search time.
+            let nearest: Vec<f32> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, row)| {
+                    (0..vectors.len())
+                        .filter(|&j| j != i)
+                        .map(|j| vectors.dot_f32(row, j))
+                        .fold(f32::NEG_INFINITY, f32::max)
+                })
+                .collect();
             PrecedentVectors {
                 model: v.model.to_string(),
-                vectors: Int8Vectors::from_f32_rows(dim, &rows).expect("one width per model"),
+                familiarity: Familiarity::of(&nearest).unwrap_or(Familiarity::ANY),
+                vectors,
             }
         })
         .into_iter()

@@ -34,7 +34,7 @@ use paragraf_index::Hit;
 use paragraf_law::Law;
 
 /// The learned file.
-pub const KIND: FileKind = FileKind::new(b"PGRF-LRN", "learned file", 3, 2);
+pub const KIND: FileKind = FileKind::new(b"PGRF-LRN", "learned file", 4, 4);
 
 /// Precedents that vote for a query: the most similar, lexically and (with a vector) densely.
 pub const PRECEDENTS: usize = 100;
@@ -112,6 +112,63 @@ pub struct PrecedentVectors {
     pub model: String,
     /// One row per precedent, in precedent order.
     pub vectors: Int8Vectors,
+    /// How close the precedents come to each other, which says how familiar a query is.
+    pub familiarity: Familiarity,
+}
+
+/// How much of what was learned a query gets, from the cosine of its nearest precedent (the model's cosines, so
+/// one per model): everything from `full` up, nothing at `none` or below, linear in between.
+///
+/// Learning helps questions like the ones it learned from and can pull a question unlike them off the answer
+/// its words alone found (the project's short everyday questions against GerLayQA's long forum posts,
+/// docs/learning.md). Both ends come from the training questions themselves: `full` is the 5th percentile of
+/// each one's cosine to its nearest other precedent (a query at least as close to a precedent as 95 % of them
+/// are to each other), and `none` lies as far below it as the median lies above it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Familiarity {
+    /// From this cosine up, the learned signals count in full.
+    pub full: f32,
+    /// At this cosine or below, they do not count.
+    pub none: f32,
+}
+
+impl Familiarity {
+    /// Every query gets everything learned (too few precedents to say what is familiar).
+    pub const ANY: Familiarity = Familiarity {
+        full: -1.0,
+        none: -1.0,
+    };
+
+    /// The familiarity of precedents whose nearest other precedent is at the cosines `nearest` (one per
+    /// precedent); `None` for fewer than two.
+    pub fn of(nearest: &[f32]) -> Option<Familiarity> {
+        if nearest.len() < 2 || nearest.iter().any(|c| !c.is_finite()) {
+            return None;
+        }
+        let mut sorted = nearest.to_vec();
+        sorted.sort_by(f32::total_cmp);
+        let at = |q: f32| sorted[(q * (sorted.len() - 1) as f32).round() as usize];
+        let (full, median) = (at(0.05), at(0.5));
+        Some(Familiarity {
+            full,
+            none: full - (median - full),
+        })
+    }
+
+    /// The share of the learned signals a query gets whose nearest precedent is at cosine `nearest`.
+    pub fn confidence(&self, nearest: f32) -> f32 {
+        if nearest >= self.full {
+            1.0
+        } else if nearest <= self.none {
+            0.0
+        } else {
+            (nearest - self.none) / (self.full - self.none)
+        }
+    }
+
+    fn valid(&self) -> bool {
+        self.full.is_finite() && self.none.is_finite() && self.none <= self.full
+    }
 }
 
 /// The weights of the learned score (see [`Features`]); all 0 or more.
@@ -309,6 +366,12 @@ impl LearnedFile {
                     self.precedents.len()
                 ));
             }
+            if !v.familiarity.valid() {
+                return bad(format!(
+                    "the familiarity of the {} vectors is not finite or upside down",
+                    v.model
+                ));
+            }
         }
         if let Some(r) = self.rankers.iter().find(|r| !r.weights.valid()) {
             return bad(format!(
@@ -499,12 +562,24 @@ pub struct Reranked {
 }
 
 /// The similar precedents of one query: what the votes are made of.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Neighbours {
     /// Lexically similar precedents with weights in 0..1 (the best 1).
     pub lexical: Vec<(u32, f32)>,
     /// Densely similar precedents with weights in 0..1.
     pub dense: Vec<(u32, f32)>,
+    /// The share of the learned signals the query gets ([`Familiarity::confidence`]; 1 without a vector).
+    pub confidence: f32,
+}
+
+impl Default for Neighbours {
+    fn default() -> Self {
+        Neighbours {
+            lexical: Vec::new(),
+            dense: Vec::new(),
+            confidence: 1.0,
+        }
+    }
 }
 
 /// One candidate section's features (before weighting).
@@ -522,6 +597,8 @@ pub struct Features {
     pub vote_lexical: f32,
     /// Share of the dense neighbours' weight that votes for it.
     pub vote_dense: f32,
+    /// The share of the learned signals (prior and votes) the query gets ([`Neighbours::confidence`]).
+    pub confidence: f32,
 }
 
 impl Features {
@@ -532,11 +609,9 @@ impl Features {
         } else {
             (self.count as f32 / w.smoothing).ln_1p() / (max_count as f32 / w.smoothing).ln_1p()
         };
-        w.lexical * self.lexical
-            + w.dense * self.dense
-            + w.prior * prior
-            + w.vote_lexical * self.vote_lexical
-            + w.vote_dense * self.vote_dense
+        let learned =
+            w.prior * prior + w.vote_lexical * self.vote_lexical + w.vote_dense * self.vote_dense;
+        w.lexical * self.lexical + w.dense * self.dense + self.confidence * learned
     }
 }
 
@@ -582,6 +657,7 @@ impl Learning {
         let lexical = self.lexical.similar(terms, PRECEDENTS, skip);
         let best = lexical.first().map_or(1.0, |h| h.score);
         let lexical = lexical.iter().map(|h| (h.index, h.score / best)).collect();
+        let mut confidence = 1.0;
         let dense = vector
             .and_then(|(model, query)| {
                 let v = self.vectors.iter().find(|v| v.model == model)?;
@@ -599,13 +675,18 @@ impl Learning {
                     hits.first().map_or(0.0, |h| h.score),
                     hits.last().map_or(0.0, |h| h.score),
                 );
+                confidence = v.familiarity.confidence(top);
                 let span = (top - last).max(1e-6);
                 hits.iter()
                     .map(|h| (h.index, (h.score - last) / span))
                     .collect()
             })
             .unwrap_or_default();
-        Neighbours { lexical, dense }
+        Neighbours {
+            lexical,
+            dense,
+            confidence,
+        }
     }
 
     /// The largest prior count.
@@ -633,6 +714,7 @@ impl Learning {
                     count: 0,
                     vote_lexical: 0.0,
                     vote_dense: 0.0,
+                    confidence: neighbours.confidence,
                 });
                 out.len() - 1
             })

@@ -264,3 +264,103 @@ fn broken_files_are_refused_with_their_reason() {
     assert_eq!(warnings.missing_sections, ["§ 9999"]);
     assert!(warnings.other_build.is_some());
 }
+
+#[test]
+fn familiarity_runs_from_the_fifth_percentile_down_as_far_as_the_median_lies_above() {
+    // Nearest-precedent cosines 0.70, 0.71, …, 0.90: the 5th percentile is 0.71, the median 0.80.
+    let nearest: Vec<f32> = (0..=20).map(|i| 0.70 + i as f32 / 100.0).collect();
+    let f = Familiarity::of(&nearest).unwrap();
+    assert!(
+        (f.full - 0.71).abs() < 1e-6 && (f.none - 0.62).abs() < 1e-6,
+        "{f:?}"
+    );
+    assert_eq!(f.confidence(0.95), 1.0);
+    assert_eq!(f.confidence(0.71), 1.0);
+    assert!((f.confidence(0.665) - 0.5).abs() < 1e-4);
+    assert_eq!(f.confidence(0.61), 0.0);
+    assert_eq!(f.confidence(-1.0), 0.0);
+    assert_eq!(Familiarity::of(&[0.9]), None, "one precedent says nothing");
+    assert_eq!(Familiarity::of(&[0.9, f32::NAN]), None);
+    assert_eq!(Familiarity::ANY.confidence(-1.0), 1.0);
+}
+
+#[test]
+fn a_question_unlike_every_precedent_gets_less_of_what_was_learned() {
+    let (index, questions) = fixture();
+    // The precedents' vectors lie close together in one quarter of a plane (nearest cosines 0.995–1).
+    let vectors: Vec<Vec<f32>> = (0..questions.len())
+        .map(|i| {
+            let t = i as f32 / 10.0;
+            let norm = (1.0 + t * t).sqrt();
+            vec![1.0 / norm, t / norm, 0.0]
+        })
+        .collect();
+    let members: Vec<usize> = (0..questions.len()).collect();
+    let model = ModelVectors {
+        model: "m",
+        vectors: &vectors,
+    };
+    let file = assemble(
+        &index.law,
+        "t",
+        provenance(30),
+        &questions,
+        &members,
+        Some(model),
+    );
+    let familiarity = file.vectors[0].familiarity;
+    assert!(
+        familiarity.none < familiarity.full && familiarity.full > 0.99,
+        "{familiarity:?}"
+    );
+    let decoded = LearnedFile::from_bytes(&file.to_bytes()).unwrap();
+    let (learning, _) = decoded.resolve(&index.law).unwrap();
+    let terms = learning.term_ids(&index.bm25().query_terms("Kaution"));
+    let near = learning.neighbours(&terms, Some(("m", &vectors[3])), &|_| false);
+    let far = learning.neighbours(&terms, Some(("m", &[0.0, 0.0, 1.0])), &|_| false);
+    let lexical_only = learning.neighbours(&terms, None, &|_| false);
+    assert_eq!(near.confidence, 1.0);
+    assert_eq!(far.confidence, 0.0);
+    assert_eq!(
+        lexical_only.confidence, 1.0,
+        "without a vector nothing says how familiar"
+    );
+    // The learned signals of the far question count for nothing: its score is its ranks' alone.
+    let first = FirstStage {
+        lexical: &[],
+        dense: None,
+    };
+    let weights = Weights {
+        prior: 1.0,
+        vote_lexical: 1.0,
+        vote_dense: 1.0,
+        ..Weights::UNLEARNED
+    };
+    let max = learning.max_count();
+    let score = |n: &Neighbours| {
+        learning
+            .features(first, n, &[])
+            .iter()
+            .find(|f| f.section == 10)
+            .map(|f| f.score(&weights, max))
+            .unwrap()
+    };
+    assert!(score(&near) > 1.0);
+    assert_eq!(score(&far), 0.0);
+
+    let mut upside_down = file;
+    upside_down.vectors[0].familiarity = Familiarity {
+        full: 0.1,
+        none: 0.9,
+    };
+    assert_eq!(
+        LearnedFile::from_bytes(&upside_down.to_bytes()).unwrap_err().to_string(),
+        "learned file is inconsistent: the familiarity of the m vectors is not finite or upside down. Most likely it was made by another program or damaged before its checksum was written: learn again with `paragraf learn`"
+    );
+    let mut old = assemble(&index.law, "t", provenance(30), &questions, &members, None).to_bytes();
+    old[8..12].copy_from_slice(&3u32.to_le_bytes());
+    assert_eq!(
+        LearnedFile::from_bytes(&old).unwrap_err().to_string(),
+        "learned file: learned file format version 3 is older than this Paragraf reads (4 to 4). Rebuild the bundles with `paragraf build`"
+    );
+}
