@@ -165,6 +165,16 @@ impl Mode {
             Mode::Bm25 => 0.0,
         }
     }
+
+    /// The mode a search asked for in this mode runs: BM25 without a strategy bundle or a query vector (as
+    /// [`search`] decides, for front ends that choose settings by the mode that will run).
+    pub fn that_runs(self, strategy: bool, vector: bool) -> Mode {
+        if strategy && vector {
+            self
+        } else {
+            Mode::Bm25
+        }
+    }
 }
 
 /// How unit candidates are to be found (what a user or the harness asks for).
@@ -707,9 +717,9 @@ pub fn search_expanded(
     removed: &[String],
     options: &SearchOptions,
 ) -> Result<SearchOutcome, EngineError> {
-    let dense_input = match (options.mode, strategy, vector) {
-        (Mode::Bm25, _, _) | (_, None, _) | (_, _, None) => None,
-        (_, Some(s), Some(v)) => Some((s, v)),
+    let dense_input = match options.mode.that_runs(strategy.is_some(), vector.is_some()) {
+        Mode::Bm25 => None,
+        _ => strategy.zip(vector),
     };
     let depth = options.fusion_depth.max(options.section_k);
     let expansions = match (&law.expansions, options.mode, dense_input) {

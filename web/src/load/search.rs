@@ -81,11 +81,12 @@ pub async fn run_search(
     let options = SearchOptions {
         mode,
         unit_search,
-        // The weight cross-validation chose for the mode that runs (BM25 when there is no vector).
-        graph_weight: match (graph, &vector) {
-            (false, _) => 0.0,
-            (true, Some(_)) => mode.graph_weight(),
-            (true, None) => Mode::Bm25.graph_weight(),
+        // The weight cross-validation chose for the mode that runs.
+        graph_weight: if graph {
+            mode.that_runs(strategy.is_some(), vector.is_some())
+                .graph_weight()
+        } else {
+            0.0
         },
         expansion_weight: if expand {
             defaults.expansion_weight
