@@ -40,6 +40,8 @@ pub struct FileKind {
     pub version: u32,
     /// The oldest version this build reads.
     pub oldest: u32,
+    /// What to do with a file older than that, as a sentence ("Rebuild the bundles with `paragraf build`").
+    pub remedy: &'static str,
 }
 
 impl FileKind {
@@ -55,7 +57,14 @@ impl FileKind {
             name,
             version,
             oldest,
+            remedy: "Rebuild the bundles with `paragraf build`",
         }
+    }
+
+    /// This kind with another [`FileKind::remedy`] for files too old to read (a file that another command
+    /// writes).
+    pub const fn remedy(self, remedy: &'static str) -> Self {
+        FileKind { remedy, ..self }
     }
 
     /// Serialises `value` as a file of this kind.
@@ -102,6 +111,7 @@ impl FileKind {
                 found: version,
                 oldest: self.oldest,
                 newest: self.version,
+                remedy: self.remedy,
             });
         }
         let payload_len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
@@ -169,7 +179,7 @@ pub enum BundleError {
         newest: u32,
     },
     /// Written by a Paragraf too old to read.
-    #[error("{kind} format version {found} is older than this Paragraf reads ({oldest} to {newest}). Rebuild the bundles with `paragraf build`")]
+    #[error("{kind} format version {found} is older than this Paragraf reads ({oldest} to {newest}). {remedy}")]
     TooOld {
         /// The kind's name.
         kind: &'static str,
@@ -179,6 +189,8 @@ pub enum BundleError {
         oldest: u32,
         /// The newest version read (the one written).
         newest: u32,
+        /// What to do ([`FileKind::remedy`]).
+        remedy: &'static str,
     },
     /// Payload shorter than announced.
     #[error("bundle is truncated: the header announces {expected} payload bytes but {found} are present. Most likely the download was interrupted: reload, or rebuild with `paragraf build`")]

@@ -39,14 +39,20 @@ mod erased {
     }
 }
 
+/// What to do with an index file across laws too old to read.
+const REBUILD_FEDERAL: &str = "Rebuild the index across laws with `paragraf federal`";
+
 /// The head file.
-pub const HEAD: FileKind = FileKind::new(b"PGRF-FHD", "federal index", 3, 2);
+pub const HEAD: FileKind =
+    FileKind::new(b"PGRF-FHD", "federal index", 3, 2).remedy(REBUILD_FEDERAL);
 /// Magic of the head file while it still held the section vectors: recognised, to say what to do.
 const OLD_HEAD_MAGIC: &[u8; 8] = b"PGRF-FED";
 /// A posting shard.
-pub const SHARD: FileKind = FileKind::new(b"PGRF-FPS", "posting shard", 3, 2);
+pub const SHARD: FileKind =
+    FileKind::new(b"PGRF-FPS", "posting shard", 3, 2).remedy(REBUILD_FEDERAL);
 /// The vectors file.
-pub const VECTORS: FileKind = FileKind::new(b"PGRF-FVQ", "federal vectors", 3, 2);
+pub const VECTORS: FileKind =
+    FileKind::new(b"PGRF-FVQ", "federal vectors", 3, 2).remedy(REBUILD_FEDERAL);
 /// Postings per shard the build aims at: a question of ten terms fetches well under a megabyte.
 pub const SHARD_BYTES: usize = 64 << 10;
 /// Widest vectors a vectors file may carry.

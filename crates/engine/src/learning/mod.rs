@@ -34,7 +34,8 @@ use paragraf_index::Hit;
 use paragraf_law::Law;
 
 /// The learned file.
-pub const KIND: FileKind = FileKind::new(b"PGRF-LRN", "learned file", 4, 4);
+pub const KIND: FileKind = FileKind::new(b"PGRF-LRN", "learned file", 4, 4)
+    .remedy("Learn again with `paragraf learn` (search goes on without it)");
 
 /// Precedents that vote for a query: the most similar, lexically and (with a vector) densely.
 pub const PRECEDENTS: usize = 100;

@@ -361,6 +361,6 @@ fn a_question_unlike_every_precedent_gets_less_of_what_was_learned() {
     old[8..12].copy_from_slice(&3u32.to_le_bytes());
     assert_eq!(
         LearnedFile::from_bytes(&old).unwrap_err().to_string(),
-        "learned file: learned file format version 3 is older than this Paragraf reads (4 to 4). Rebuild the bundles with `paragraf build`"
+        "learned file: learned file format version 3 is older than this Paragraf reads (4 to 4). Learn again with `paragraf learn` (search goes on without it)"
     );
 }
