@@ -591,8 +591,7 @@ fn weights_json(weights: &RoutingWeights) -> String {
     serde_json::to_string(weights).expect("plain numbers serialize")
 }
 
-/// Mean over the questions with gold.
+/// Mean over the questions with gold (0 when none has).
 fn mean(recalls: &[Option<f64>]) -> f64 {
-    let defined: Vec<f64> = recalls.iter().flatten().copied().collect();
-    defined.iter().sum::<f64>() / defined.len().max(1) as f64
+    paragraf_stats::metrics::mean(recalls.iter().copied()).unwrap_or(0.0)
 }

@@ -6,6 +6,7 @@ use paragraf_format::fault::{Blame, Fault};
 use paragraf_stats::stats::{holm, paired_permutation_test, StatsError};
 
 use crate::harness::{Evaluation, Settings};
+use crate::mean;
 
 /// Why two evaluations could not be compared.
 #[derive(Debug, thiserror::Error)]
@@ -129,10 +130,6 @@ pub fn against_baseline(
         ));
     }
     Ok(md)
-}
-
-fn mean(values: &[f64]) -> f64 {
-    values.iter().sum::<f64>() / values.len().max(1) as f64
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use paragraf_law::Law;
 use paragraf_stats::metrics::{recall_at, reciprocal_rank_at};
 use paragraf_stats::stats::{bootstrap_ci, holm, paired_permutation_test};
 
+use crate::mean;
 use crate::Question;
 
 /// The default of `--shrink`: chosen so that learning from GerLayQA does not lower Recall@10 on the project's
@@ -239,10 +240,6 @@ pub struct CvRow {
     pub mrr10: (f64, f64),
     /// Weights chosen per fold.
     pub weights: Vec<Weights>,
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
 /// Cross-validates learning for every run and scores it against the runs without learning. `progress` hears

@@ -27,6 +27,11 @@ pub fn fault_of(
 
 use serde::Deserialize;
 
+/// Mean of per-question figures (0 for none): one figure per question, every one defined.
+fn mean(values: &[f64]) -> f64 {
+    paragraf_stats::metrics::mean(values.iter().map(|&v| Some(v))).unwrap_or(0.0)
+}
+
 /// One GerLayQA question as stored in the dataset files.
 #[derive(Clone, Debug, Deserialize)]
 pub struct Question {

@@ -10,6 +10,7 @@ use paragraf_stats::cv::cross_validate;
 use paragraf_stats::stats::{bootstrap_ci, holm, paired_permutation_test};
 
 use crate::harness::{evaluate, EvalError, Queries, Settings};
+use crate::mean;
 
 /// The weights to choose from and what the choice is tested against.
 #[derive(Clone, Copy, Debug)]
@@ -249,8 +250,4 @@ pub fn weight_cv(
         }
     }
     Ok(md)
-}
-
-fn mean(values: &[f64]) -> f64 {
-    values.iter().sum::<f64>() / values.len().max(1) as f64
 }

@@ -598,11 +598,6 @@ fn report_dir(args: &EvalArgs) -> Result<PathBuf> {
     Ok(out)
 }
 
-/// Mean Recall@k of a row; NaN (printed as such) when `k` was not evaluated.
-fn recall(row: &Row, k: usize) -> f64 {
-    row.recall(k).unwrap_or(f64::NAN)
-}
-
 fn write_report(report: &Report, out: &Path) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     paragraf_fs::write_atomic(&out.join("report.json"), report.to_json().as_bytes())?;
@@ -615,7 +610,7 @@ fn write_report(report: &Report, out: &Path) -> Result<()> {
             Box::new(|r: &Row| {
                 Some(Bar {
                     label: label(r),
-                    value: recall(r, 10),
+                    value: r.recall10(),
                     interval: Some(r.recall10_ci),
                 })
             }),
