@@ -36,8 +36,10 @@ esac
 # Learning from labelled lay questions (`paragraf build --learn-from`, i.e. `paragraf learn` after the build):
 # GerLayQA's dev split when it is there. What is learned inherits GerLayQA's licence (non-commercial research
 # only): it stays in out/bundles, for local research use. PARAGRAF_LEARN_FROM names another question file;
-# PARAGRAF_LEARN_FROM= (empty) turns learning off. Across all laws the learned signals' routing weights are also
-# fit on the project's own cross-law tuning questions (--learn-across).
+# PARAGRAF_LEARN_FROM= (empty) turns learning off. The project's own lay questions guard it: per strategy and mode
+# the learned signals are shrunk until those questions rank no worse than without learning (--learn-guard). Across
+# all laws the learned signals' routing weights are also fit on the project's own cross-law tuning questions
+# (--learn-across).
 learn_from="${PARAGRAF_LEARN_FROM-../shared/eval/gerlayqa/bgb_dev.json}"
 learn=()
 if [[ -n "$learn_from" && -f "$learn_from" && ( -z "$laws" || "$laws" == all ) ]]; then
@@ -45,7 +47,7 @@ if [[ -n "$learn_from" && -f "$learn_from" && ( -z "$laws" || "$laws" == all ) ]
   printf '    out/bundles): which sections lay people ask about, similar past questions, ranking weights; 5-fold\n'
   printf '    cross-validated first (measured 3 min 48 s for three strategies on 2 cores, release build, question vectors\n'
   printf '    cached; the first run also embeds the 2,154 questions; across all laws 3 min 11 s more). PARAGRAF_LEARN_FROM= skips it.\n'
-  learn=(--learn-from "$learn_from")
+  learn=(--learn-from "$learn_from" --learn-guard tests/data/lay-questions-bgb.json)
   [[ -n "$laws" ]] && learn+=(--learn-across tests/data/lay-questions-federal-tune.json)
 else
   printf '\n==> no labelled questions at %s (or a list of laws without the BGB): the app ranks without learning\n' "${learn_from:-(PARAGRAF_LEARN_FROM empty)}"

@@ -172,11 +172,11 @@ fn learned_bm25_ranks_what_lay_people_need_and_eval_refuses_to_flatter_it() {
     // Learning found something to learn: a vote or the prior carries weight.
     let learned_weights = stdout
         .lines()
-        .find(|l| l.starts_with("- sections bm25: "))
+        .find(|l| l.starts_with("- sections bm25 (× 0.75): "))
         .unwrap();
     assert_ne!(
         learned_weights,
-        "- sections bm25: (1, 0, 0, 0, 0; 1) (1, 0, 0, 0, 0; 1) (1, 0, 0, 0, 0; 1)"
+        "- sections bm25 (× 0.75): (1, 0, 0, 0, 0; 1) (1, 0, 0, 0, 0; 1) (1, 0, 0, 0, 0; 1)"
     );
 
     let listed = manifest(&dir)
@@ -439,6 +439,117 @@ fn learned_dense_and_hybrid_rankers_vote_with_question_vectors() {
             .unwrap_or_else(|| panic!("Art. 10 among the hits: {results}"));
         assert!(art10["precedents"].as_u64().unwrap() >= 1, "{art10}");
     }
+}
+
+/// `--guard`: questions labelled carelessly (every one with §§ 1–8) teach learning to put those sections first
+/// in every ranking; the guard (the project's own lay questions, none learned from) gets the learned signals
+/// shrunk until its Recall@10 is not lower than without learning, and `paragraf eval` on it then agrees.
+#[test]
+fn a_guard_shrinks_learning_until_questions_it_did_not_see_lose_nothing() {
+    let tmp = temp_dir();
+    let dir = bgb_lexical(tmp.path());
+    let careless: Vec<Value> = TAUGHT
+        .iter()
+        .flat_map(|(_, questions)| questions.iter())
+        .map(|q| {
+            let gold: Vec<String> = (1..=8).map(|s| format!("§ {s}")).collect();
+            serde_json::json!({"Question_text": q, "Paragraphs": gold})
+        })
+        .collect();
+    let taught = tmp.path().join("careless.json");
+    std::fs::write(&taught, serde_json::to_string(&careless).unwrap()).unwrap();
+    let lay = lay_questions();
+    let guard = [
+        "--folds",
+        "2",
+        "--shrink",
+        "1",
+        "--guard",
+        lay.to_str().unwrap(),
+    ];
+    let out = run_learn(&taught, &dir, &guard);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout.contains("# Guard: 66 questions learning must not hurt"),
+        "{stdout}"
+    );
+    let row: Vec<f64> = stdout
+        .lines()
+        .find(|l| l.starts_with("| sections bm25 | "))
+        .expect("the BM25 run's guard row")
+        .split('|')
+        .skip(2)
+        .take(4)
+        .map(|c| c.trim().parse().unwrap())
+        .collect();
+    let [without, at_one, factor, with] = row[..] else {
+        panic!("{row:?}")
+    };
+    assert!(with >= without, "{stdout}");
+    assert!(
+        at_one < without,
+        "taught alone, learning hurts the guard: {stdout}"
+    );
+    assert!(factor < 1.0, "{stdout}");
+    // The cross-validation measured the factor chosen.
+    assert!(
+        stdout.contains(&format!("- sections bm25 (× {factor}): ")),
+        "{stdout}"
+    );
+
+    let eval = |extra: &[&str]| {
+        let out_dir = tmp.path().join(format!("eval{}", extra.len()));
+        let mut args = vec![
+            "eval",
+            "--questions",
+            lay.to_str().unwrap(),
+            "--bundles",
+            dir.to_str().unwrap(),
+            "--modes",
+            "bm25",
+            "--runs",
+            "1",
+            "--rounds",
+            "200",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        run_ok(&args);
+        let report: Value =
+            serde_json::from_slice(&std::fs::read(out_dir.join("report.json")).unwrap()).unwrap();
+        report["rows"][0]["recall"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p[0] == 10)
+            .unwrap()[1]
+            .as_f64()
+            .unwrap()
+    };
+    let (learned, unlearned) = (eval(&[]), eval(&["--no-learning"]));
+    assert!(
+        (unlearned - without).abs() < 1e-3,
+        "{unlearned} vs {stdout}"
+    );
+    assert!((learned - with).abs() < 1e-3, "{learned} vs {stdout}");
+
+    // A guard must be questions learning did not see.
+    let out = run_learn(
+        &taught,
+        &dir,
+        &["--folds", "2", "--guard", taught.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).lines().last().unwrap(),
+        format!(
+            "error: --guard {}: 24 of its 24 questions are among the questions learned from ({}); a guard must be questions learning did not see",
+            taught.display(),
+            taught.display()
+        )
+    );
 }
 
 /// The project's own lay set names only sections the BGB has (its gold was checked against the text).

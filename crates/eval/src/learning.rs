@@ -11,7 +11,9 @@ use paragraf_core::federal::routing;
 use paragraf_core::federal::FederalIndex;
 use paragraf_core::manifest::LearnedRouting;
 use paragraf_core::routing_weights::RoutingWeights;
-use paragraf_engine::learning::fit::{cross_validate, HeldOut, Labelled, ModelVectors, Run};
+use paragraf_engine::learning::fit::{
+    cross_validate, ranking_of, HeldOut, Labelled, ModelVectors, Run,
+};
 use paragraf_engine::learning::{question_hash, CvFigures, Learning, Weights};
 use paragraf_engine::{first_stages, EngineError, LawIndex, Mode, SearchOptions, StrategyIndex};
 use paragraf_index::fusion::{reciprocal_rank_fusion, Ranked, DEFAULT_RRF_K};
@@ -240,10 +242,12 @@ pub struct CvRow {
     pub mrr10: (f64, f64),
     /// Weights chosen per fold.
     pub weights: Vec<Weights>,
+    /// The factor the learned signals' weights were shrunk by after fitting.
+    pub shrink: f32,
 }
 
-/// Cross-validates learning for every run and scores it against the runs without learning. `progress` hears
-/// each fold learned.
+/// Cross-validates learning for every run (run `r` shrunk by `shrinks[r]`) and scores it against the runs
+/// without learning. `progress` hears each fold learned.
 #[allow(clippy::too_many_arguments)]
 pub fn cross_validated(
     law: &Law,
@@ -252,7 +256,7 @@ pub fn cross_validated(
     runs: &[Run],
     folds: usize,
     seed: u64,
-    shrink: f32,
+    shrinks: &[f32],
     progress: &mut dyn FnMut(usize),
 ) -> Vec<CvRow> {
     let held: Vec<HeldOut> = cross_validate(
@@ -262,12 +266,13 @@ pub fn cross_validated(
         runs,
         folds,
         seed,
-        shrink,
+        shrinks,
         progress,
     );
     runs.iter()
         .zip(held)
-        .map(|(run, held)| {
+        .zip(shrinks)
+        .map(|((run, held), &shrink)| {
             let gold = |q: usize| prepared.scored_gold[q].as_slice();
             let score = |ranking: &dyn Fn(usize) -> Vec<u32>, k: usize| -> Vec<f64> {
                 (0..prepared.labelled.len())
@@ -297,6 +302,7 @@ pub fn cross_validated(
                 recall10: (r10_without, r10_with),
                 mrr10: (mrr(&without), mrr(&with)),
                 weights: held.weights,
+                shrink,
             }
         })
         .collect()
@@ -351,7 +357,7 @@ pub fn cv_markdown(
             row.mrr10.1
         )?;
     }
-    writeln!(md, "\nWeights chosen per fold (BM25 rank, dense rank, prior, lexical vote, dense vote; prior smoothing):\n")?;
+    writeln!(md, "\nWeights chosen per fold (BM25 rank, dense rank, prior, lexical vote, dense vote; prior smoothing), the learned signals' shrunk by the factor after ×:\n")?;
     for row in rows {
         let folds: Vec<String> = row
             .weights
@@ -363,7 +369,103 @@ pub fn cv_markdown(
                 )
             })
             .collect();
-        writeln!(md, "- {}: {}", row.name, folds.join(" "))?;
+        writeln!(md, "- {} (× {}): {}", row.name, row.shrink, folds.join(" "))?;
+    }
+    Ok(md)
+}
+
+/// The factors `paragraf learn --guard` tries, largest first: the learned signals' weights × factor.
+pub const GUARD_FACTORS: [f32; 7] = [1.0, 0.75, 0.5, 0.375, 0.25, 0.125, 0.0];
+
+/// One run's ranker checked on guard questions: questions learning did not see and must not hurt.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Guarded {
+    /// `sections bm25`, `section hybrid`, …
+    pub name: String,
+    /// Mean Recall@10 of the guard questions without learning.
+    pub without: f64,
+    /// Mean Recall@10 with learning at the largest factor allowed (`--shrink`).
+    pub at_most: f64,
+    /// The factor chosen: the largest allowed whose Recall@10 is not below `without`; 0 (the fit fusion
+    /// weights alone) when none is.
+    pub factor: f32,
+    /// Mean Recall@10 with the fit weights × `factor`.
+    pub with: f64,
+}
+
+/// For every run (its fit, unshrunk `fitted` weights, its first stages for the guard questions in `runs`):
+/// the largest of [`GUARD_FACTORS`] up to `most` at which learning does not lower the guard questions' mean
+/// Recall@10. That is how far the learned signals must be shrunk for questions unlike the training set.
+pub fn guard(
+    learning: &Learning,
+    fitted: &[Weights],
+    runs: &[Run],
+    guard: &Prepared,
+    vectors: Option<ModelVectors>,
+    most: f32,
+) -> Vec<Guarded> {
+    let n = guard.labelled.len();
+    runs.iter()
+        .zip(fitted)
+        .map(|(run, fit)| {
+            let recall = |ranking: &dyn Fn(usize) -> Vec<u32>| {
+                mean(
+                    &(0..n)
+                        .map(|q| recall_at(&ranking(q), &guard.scored_gold[q], 10).unwrap_or(0.0))
+                        .collect::<Vec<_>>(),
+                )
+            };
+            let with = |weights: &Weights| {
+                recall(&|q| ranking_of(learning, run, &guard.labelled, vectors, q, weights, 10))
+            };
+            let without = recall(&|q| unlearned(run, q));
+            let factors =
+                std::iter::once(most).chain(GUARD_FACTORS.into_iter().filter(|&f| f < most));
+            let tried: Vec<(f32, f64)> = factors
+                .scan(false, |found, factor| {
+                    let r = (!*found).then(|| with(&fit.shrunk(factor)))?;
+                    *found = r >= without - 1e-9;
+                    Some((factor, r))
+                })
+                .collect();
+            let (factor, with) = *tried.last().expect("--shrink is tried");
+            Guarded {
+                name: format!("{} {}", run.strategy.unwrap_or("sections"), run.mode),
+                without,
+                at_most: tried[0].1,
+                factor,
+                with,
+            }
+        })
+        .collect()
+}
+
+/// The guard's choices as Markdown.
+pub fn guard_markdown(
+    rows: &[Guarded],
+    questions: usize,
+    most: f32,
+) -> Result<String, std::fmt::Error> {
+    use std::fmt::Write;
+    let mut md = String::new();
+    writeln!(
+        md,
+        "# Guard: {questions} questions learning must not hurt
+"
+    )?;
+    writeln!(md, "Per run the largest factor up to {most} (of {GUARD_FACTORS:?}) for the learned signals' weights at which the guard's Recall@10 is not below the run without learning.
+")?;
+    writeln!(
+        md,
+        "| run | R@10 without | learned × {most} | factor chosen | learned × factor |"
+    )?;
+    writeln!(md, "|---|---|---|---|---|")?;
+    for g in rows {
+        writeln!(
+            md,
+            "| {} | {:.4} | {:.4} | {} | {:.4} |",
+            g.name, g.without, g.at_most, g.factor, g.with
+        )?;
     }
     Ok(md)
 }

@@ -87,6 +87,10 @@ pub struct BuildArgs {
     /// learn --across`, e.g. tests/data/lay-questions-federal-tune.json).
     #[arg(long, requires = "learn_from", value_name = "QUESTIONS")]
     learn_across: Option<PathBuf>,
+    /// With --learn-from: questions learning must not hurt (`paragraf learn --guard`, e.g.
+    /// tests/data/lay-questions-bgb.json).
+    #[arg(long, requires = "learn_from", value_name = "QUESTIONS")]
+    learn_guard: Option<PathBuf>,
     /// Clusters for cluster-* strategies.
     #[arg(long, default_value_t = 1000)]
     clusters: usize,
@@ -276,6 +280,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
                 args.out.clone(),
                 law,
                 args.learn_across.clone(),
+                args.learn_guard.clone(),
                 args.model.clone(),
                 args.embedding_cache.clone(),
             ))

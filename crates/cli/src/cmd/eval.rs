@@ -334,7 +334,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             &runs,
             args.folds,
             args.seed,
-            paragraf_eval::learning::DEFAULT_SHRINK,
+            &vec![paragraf_eval::learning::DEFAULT_SHRINK; runs.len()],
         );
         let md = paragraf_eval::learning::cv_markdown(&rows, args.folds, args.seed, args.rounds)?;
         let out = report_dir(&args)?;

@@ -57,6 +57,11 @@ pub struct LearnArgs {
     /// a cautious ranker for questions unlike the training set (the cross-validation measures the same factor).
     #[arg(long, default_value_t = DEFAULT_SHRINK)]
     shrink: f32,
+    /// Questions learning must not hurt (e.g. tests/data/lay-questions-bgb.json; none of them learned from): per
+    /// strategy and mode the learned signals are shrunk further, down to none, until the guard's Recall@10 is
+    /// not below the same run without learning. The cross-validation measures the factors chosen.
+    #[arg(long, value_name = "QUESTIONS")]
+    guard: Option<PathBuf>,
     /// In a folder of many laws: questions across laws (gold naming their laws, e.g.
     /// `tests/data/lay-questions-federal-tune.json`) whose ranking the learned signals must not spoil. The
     /// routing weights of the learned signals are fit on them and on the learned questions, each half the
@@ -76,6 +81,7 @@ impl LearnArgs {
         bundles: PathBuf,
         law: String,
         across: Option<PathBuf>,
+        guard: Option<PathBuf>,
         model: ModelChoice,
         embedding_cache: Option<PathBuf>,
     ) -> LearnArgs {
@@ -89,6 +95,7 @@ impl LearnArgs {
             folds: 5,
             seed: 42,
             shrink: DEFAULT_SHRINK,
+            guard,
             across,
             encoder: QuestionEncoder::new(Some(model), embedding_cache),
         }
@@ -140,7 +147,7 @@ pub fn cross_validated(
     runs: &[Run],
     folds: usize,
     seed: u64,
-    shrink: f32,
+    shrinks: &[f32],
 ) -> Vec<CvRow> {
     let bar = ProgressBar::new(folds as u64).with_style(
         ProgressStyle::with_template("learning per fold {wide_bar} {pos}/{len} folds eta {eta}")
@@ -153,7 +160,7 @@ pub fn cross_validated(
         runs,
         folds,
         seed,
-        shrink,
+        shrinks,
         &mut |f| bar.set_position(f as u64),
     );
     bar.finish_and_clear();
@@ -241,16 +248,6 @@ pub fn run(args: LearnArgs) -> Result<()> {
         vectors.as_deref(),
         Mode::ALL,
     )?;
-    let folds = args.folds as usize;
-    let rows = cross_validated(
-        &index.law,
-        &prepared,
-        model_vectors,
-        &runs,
-        folds,
-        args.seed,
-        args.shrink,
-    );
     let provenance = Provenance {
         source: args.source.clone(),
         file_sha256,
@@ -268,7 +265,35 @@ pub fn run(args: LearnArgs) -> Result<()> {
         &members,
         model_vectors,
         &runs,
-        args.shrink,
+        &vec![1.0; runs.len()],
+    );
+    let shrinks = match &args.guard {
+        Some(path) => {
+            let guarded = guard(
+                &args,
+                path,
+                &file,
+                &index,
+                &prepared,
+                &strategies,
+                model.as_deref(),
+            )?;
+            guarded.iter().map(|g| g.factor).collect()
+        }
+        None => vec![args.shrink; runs.len()],
+    };
+    for (ranker, &shrink) in file.rankers.iter_mut().zip(&shrinks) {
+        ranker.weights = ranker.weights.shrunk(shrink);
+    }
+    let folds = args.folds as usize;
+    let rows = cross_validated(
+        &index.law,
+        &prepared,
+        model_vectors,
+        &runs,
+        folds,
+        args.seed,
+        &shrinks,
     );
     for (ranker, row) in file.rankers.iter_mut().zip(&rows) {
         ranker.cv = row.figures;
@@ -309,6 +334,77 @@ pub fn run(args: LearnArgs) -> Result<()> {
         file.provenance.licence
     );
     Ok(())
+}
+
+/// `--guard`: the guard questions ranked with `file`'s fit (unshrunk) rankers; per run the factor and weights
+/// chosen ([`learning::guard`]), printed.
+fn guard(
+    args: &LearnArgs,
+    path: &Path,
+    file: &LearnedFile,
+    index: &LawIndex,
+    learned: &Prepared,
+    strategies: &[(String, StrategyIndex)],
+    model: Option<&str>,
+) -> Result<Vec<learning::Guarded>> {
+    let (questions, _) = read_questions(path)?;
+    let guard = prepare(&questions, index);
+    if guard.labelled.is_empty() {
+        refuse!(
+            "--guard {}: no question with a gold section in {}",
+            path.display(),
+            index.law.abbreviation
+        );
+    }
+    let seen = guard
+        .labelled
+        .iter()
+        .filter(|g| learned.labelled.iter().any(|l| l.hash == g.hash))
+        .count();
+    if seen > 0 {
+        refuse!(
+            "--guard {}: {seen} of its {} questions are among the questions learned from ({}); a guard must be questions learning did not see",
+            path.display(),
+            guard.labelled.len(),
+            args.questions.display()
+        );
+    }
+    let vectors = match model {
+        Some(model) => Some(embed_questions(&guard.texts, &args.encoder, Some(model))?.0),
+        None => None,
+    };
+    let model_vectors = model
+        .zip(vectors.as_deref())
+        .map(|(model, vectors)| ModelVectors { model, vectors });
+    let runs = runs(
+        index,
+        strategies,
+        &guard.texts,
+        vectors.as_deref(),
+        Mode::ALL,
+    )?;
+    let (learning, _) = file.clone().resolve(&index.law)?;
+    let fitted: Vec<_> = file.rankers.iter().map(|r| r.weights).collect();
+    let guarded = learning::guard(
+        &learning,
+        &fitted,
+        &runs,
+        &guard,
+        model_vectors,
+        args.shrink,
+    );
+    print!(
+        "{}",
+        learning::guard_markdown(&guarded, guard.labelled.len(), args.shrink)?
+    );
+    println!();
+    for g in guarded.iter().filter(|g| g.with < g.without) {
+        eprintln!(
+            "warning: {}: even without the learned signals its fit fusion weights lower the guard's Recall@10 ({:.4} → {:.4})",
+            g.name, g.without, g.with
+        );
+    }
+    Ok(guarded)
 }
 
 /// In a folder of many laws: the routing weights of `file`'s signals when all its laws are searched as one

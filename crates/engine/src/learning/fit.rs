@@ -257,7 +257,7 @@ pub fn fit_run(
 }
 
 /// Learns from `members`: the file with one fit ranker per run (its CV figures left empty), the learned
-/// signals' weights scaled by `shrink` ([`Weights::shrunk`]; 1: as fit).
+/// signals' weights of run `r` scaled by `shrinks[r]` ([`Weights::shrunk`]; 1: as fit).
 #[allow(clippy::too_many_arguments)]
 pub fn learn(
     law: &Law,
@@ -267,13 +267,15 @@ pub fn learn(
     members: &[usize],
     vectors: Option<ModelVectors>,
     runs: &[Run],
-    shrink: f32,
+    shrinks: &[f32],
 ) -> LearnedFile {
+    assert_eq!(runs.len(), shrinks.len(), "one shrink per run");
     let mut file = assemble(law, generator, provenance, questions, members, vectors);
     let (learning, _) = file.clone().resolve(law).expect("assembled for this law");
     file.rankers = runs
         .iter()
-        .map(|run| Ranker {
+        .zip(shrinks)
+        .map(|(run, &shrink)| Ranker {
             strategy: run.strategy.map(str::to_string),
             mode: run.mode,
             weights: fit_run(&learning, run, questions, vectors, members).shrunk(shrink),
@@ -281,6 +283,24 @@ pub fn learn(
         })
         .collect();
     file
+}
+
+/// The learned ranking (`k` deep) of question `q` of `questions`, which `learning` did not learn from, under
+/// `weights`: what search ranks it by.
+pub fn ranking_of(
+    learning: &Learning,
+    run: &Run,
+    questions: &[Labelled],
+    vectors: Option<ModelVectors>,
+    q: usize,
+    weights: &Weights,
+    k: usize,
+) -> Vec<u32> {
+    let features = features_of(learning, run, questions, vectors, q, None);
+    ranked(&features, weights, learning.max_count(), k)
+        .iter()
+        .map(|h| h.index)
+        .collect()
 }
 
 /// One run cross-validated: per question the held-out learned ranking (100 deep), per fold the weights.
@@ -293,8 +313,8 @@ pub struct HeldOut {
 }
 
 /// k-fold cross-validation of learning: per fold, precedents, prior and every run's weights are learned from
-/// the other folds and the fold is ranked with them (weights shrunk by `shrink`, as [`learn`] does). Folds as
-/// [`fold_assignment`] (seeded).
+/// the other folds and the fold is ranked with them (run `r`'s weights shrunk by `shrinks[r]`, as [`learn`]
+/// does). Folds as [`fold_assignment`] (seeded).
 #[allow(clippy::too_many_arguments)]
 pub fn cross_validate(
     law: &Law,
@@ -303,7 +323,7 @@ pub fn cross_validate(
     runs: &[Run],
     folds: usize,
     seed: u64,
-    shrink: f32,
+    shrinks: &[f32],
     progress: &mut dyn FnMut(usize),
 ) -> Vec<HeldOut> {
     let fold_of = fold_assignment(questions.len(), folds, seed);
@@ -318,17 +338,14 @@ pub fn cross_validate(
         let members: Vec<usize> = (0..questions.len()).filter(|&q| fold_of[q] != f).collect();
         let provenance = Provenance::of_fold(members.len());
         let file = learn(
-            law, "", provenance, questions, &members, vectors, runs, shrink,
+            law, "", provenance, questions, &members, vectors, runs, shrinks,
         );
         let (learning, _) = file.clone().resolve(law).expect("assembled for this law");
         for (r, run) in runs.iter().enumerate() {
             let weights = file.rankers[r].weights;
             for q in (0..questions.len()).filter(|&q| fold_of[q] == f) {
-                let features = features_of(&learning, run, questions, vectors, q, None);
-                out[r].rankings[q] = ranked(&features, &weights, learning.max_count(), 100)
-                    .iter()
-                    .map(|h| h.index)
-                    .collect();
+                out[r].rankings[q] =
+                    ranking_of(&learning, run, questions, vectors, q, &weights, 100);
             }
             out[r].weights.push(weights);
         }

@@ -92,7 +92,7 @@ fn learning_lifts_the_section_past_questions_needed_and_says_why() {
         &members,
         None,
         std::slice::from_ref(&run),
-        1.0,
+        &[1.0],
     );
     let weights = file.rankers[0].weights;
     assert!(
@@ -208,7 +208,7 @@ fn cross_validation_ranks_each_fold_with_what_the_others_taught() {
         std::slice::from_ref(&run),
         5,
         42,
-        1.0,
+        &[1.0],
         &mut |_| {},
     );
     assert_eq!(held[0].weights.len(), 5);
