@@ -47,7 +47,9 @@ if [[ -n "$learn_from" && -f "$learn_from" && ( -z "$laws" || "$laws" == all ) ]
   printf '    out/bundles): which sections lay people ask about, similar past questions, ranking weights; 5-fold\n'
   printf '    cross-validated first (measured 3 min 48 s for three strategies on 2 cores, release build, question vectors\n'
   printf '    cached; the first run also embeds the 2,154 questions; across all laws 3 min 11 s more). PARAGRAF_LEARN_FROM= skips it.\n'
-  learn=(--learn-from "$learn_from" --learn-guard tests/data/lay-questions-bgb.json)
+  learn=(--learn-from "$learn_from")
+  guard=tests/data/lay-questions-bgb.json
+  [[ "$(realpath "$learn_from")" != "$(realpath "$guard")" ]] && learn+=(--learn-guard "$guard")
   [[ -n "$laws" ]] && learn+=(--learn-across tests/data/lay-questions-federal-tune.json)
 else
   printf '\n==> no labelled questions at %s (or a list of laws without the BGB): the app ranks without learning\n' "${learn_from:-(PARAGRAF_LEARN_FROM empty)}"

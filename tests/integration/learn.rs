@@ -545,7 +545,7 @@ fn a_guard_shrinks_learning_until_questions_it_did_not_see_lose_nothing() {
     assert_eq!(
         stderr(&out).lines().last().unwrap(),
         format!(
-            "error: --guard {}: 24 of its 24 questions are among the questions learned from ({}); a guard must be questions learning did not see",
+            "error: --guard {}: 24 of its 24 usable questions are among the questions learned from ({}); a guard must be questions learning did not see",
             taught.display(),
             taught.display()
         )

@@ -357,7 +357,7 @@ pub fn cv_markdown(
             row.mrr10.1
         )?;
     }
-    writeln!(md, "\nWeights chosen per fold (BM25 rank, dense rank, prior, lexical vote, dense vote; prior smoothing), the learned signals' shrunk by the factor after ×:\n")?;
+    writeln!(md, "\nWeights chosen per fold (BM25 rank, dense rank, prior, lexical vote, dense vote; prior smoothing); the learned signals' weights (prior, votes) are already × the factor in brackets:\n")?;
     for row in rows {
         let folds: Vec<String> = row
             .weights
@@ -383,15 +383,25 @@ pub struct Guarded {
     /// `sections bm25`, `section hybrid`, …
     pub name: String,
     /// Mean Recall@10 of the guard questions without learning.
-    pub without: f64,
+    pub recall_without: f64,
     /// Mean Recall@10 with learning at the largest factor allowed (`--shrink`).
-    pub at_most: f64,
-    /// The factor chosen: the largest allowed whose Recall@10 is not below `without`; 0 (the fit fusion
-    /// weights alone) when none is.
+    pub recall_at_most: f64,
+    /// The factor chosen: the largest allowed whose Recall@10 is not below `recall_without`; 0 (the fit fusion
+    /// weights alone, without prior and votes) when none is.
     pub factor: f32,
     /// Mean Recall@10 with the fit weights × `factor`.
-    pub with: f64,
+    pub recall_chosen: f64,
 }
+
+impl Guarded {
+    /// Whether even factor 0 ranks the guard lower than without learning (the fit fusion weights lose).
+    pub fn still_hurts(&self) -> bool {
+        self.recall_chosen < self.recall_without - TIE
+    }
+}
+
+/// Mean recalls closer than this count as equal.
+const TIE: f64 = 1e-9;
 
 /// For every run (its fit, unshrunk `fitted` weights, its first stages for the guard questions in `runs`):
 /// the largest of [`GUARD_FACTORS`] up to `most` at which learning does not lower the guard questions' mean
@@ -400,41 +410,45 @@ pub fn guard(
     learning: &Learning,
     fitted: &[Weights],
     runs: &[Run],
-    guard: &Prepared,
+    questions: &Prepared,
     vectors: Option<ModelVectors>,
     most: f32,
 ) -> Vec<Guarded> {
-    let n = guard.labelled.len();
+    assert_eq!(runs.len(), fitted.len(), "one fit per run");
+    let n = questions.labelled.len();
     runs.iter()
         .zip(fitted)
         .map(|(run, fit)| {
             let recall = |ranking: &dyn Fn(usize) -> Vec<u32>| {
                 mean(
                     &(0..n)
-                        .map(|q| recall_at(&ranking(q), &guard.scored_gold[q], 10).unwrap_or(0.0))
+                        .map(|q| {
+                            recall_at(&ranking(q), &questions.scored_gold[q], 10).unwrap_or(0.0)
+                        })
                         .collect::<Vec<_>>(),
                 )
             };
-            let with = |weights: &Weights| {
-                recall(&|q| ranking_of(learning, run, &guard.labelled, vectors, q, weights, 10))
-            };
-            let without = recall(&|q| unlearned(run, q));
-            let factors =
-                std::iter::once(most).chain(GUARD_FACTORS.into_iter().filter(|&f| f < most));
-            let tried: Vec<(f32, f64)> = factors
-                .scan(false, |found, factor| {
-                    let r = (!*found).then(|| with(&fit.shrunk(factor)))?;
-                    *found = r >= without - 1e-9;
-                    Some((factor, r))
+            let learned = |factor: f32| {
+                let weights = fit.shrunk(factor);
+                recall(&|q| {
+                    ranking_of(learning, run, &questions.labelled, vectors, q, &weights, 10)
                 })
-                .collect();
-            let (factor, with) = *tried.last().expect("--shrink is tried");
+            };
+            let recall_without = recall(&|q| unlearned(run, q));
+            let recall_at_most = learned(most);
+            let (mut factor, mut recall_chosen) = (most, recall_at_most);
+            for f in GUARD_FACTORS.into_iter().filter(|&f| f < most) {
+                if recall_chosen >= recall_without - TIE {
+                    break;
+                }
+                (factor, recall_chosen) = (f, learned(f));
+            }
             Guarded {
                 name: format!("{} {}", run.strategy.unwrap_or("sections"), run.mode),
-                without,
-                at_most: tried[0].1,
+                recall_without,
+                recall_at_most,
                 factor,
-                with,
+                recall_chosen,
             }
         })
         .collect()
@@ -450,11 +464,9 @@ pub fn guard_markdown(
     let mut md = String::new();
     writeln!(
         md,
-        "# Guard: {questions} questions learning must not hurt
-"
+        "# Guard: {questions} questions learning must not hurt\n"
     )?;
-    writeln!(md, "Per run the largest factor up to {most} (of {GUARD_FACTORS:?}) for the learned signals' weights at which the guard's Recall@10 is not below the run without learning.
-")?;
+    writeln!(md, "Per run the largest factor up to {most} (of {GUARD_FACTORS:?}) for the learned signals' weights at which the guard's Recall@10 is not below the run without learning.\n")?;
     writeln!(
         md,
         "| run | R@10 without | learned × {most} | factor chosen | learned × factor |"
@@ -464,7 +476,7 @@ pub fn guard_markdown(
         writeln!(
             md,
             "| {} | {:.4} | {:.4} | {} | {:.4} |",
-            g.name, g.without, g.at_most, g.factor, g.with
+            g.name, g.recall_without, g.recall_at_most, g.factor, g.recall_chosen
         )?;
     }
     Ok(md)

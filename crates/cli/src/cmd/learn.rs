@@ -55,6 +55,7 @@ pub struct LearnArgs {
     seed: u64,
     /// Scale the learned signals' weights (prior and votes) by this factor after fitting, above 0 and at most 1:
     /// a cautious ranker for questions unlike the training set (the cross-validation measures the same factor).
+    /// With --guard the largest factor tried.
     #[arg(long, default_value_t = DEFAULT_SHRINK)]
     shrink: f32,
     /// Questions learning must not hurt (e.g. tests/data/lay-questions-bgb.json; none of them learned from): per
@@ -75,7 +76,8 @@ pub struct LearnArgs {
 
 impl LearnArgs {
     /// `paragraf learn` as `paragraf build --learn-from` runs it: `questions` for `law` into `bundles`, with
-    /// `across` for a folder of many laws, the questions embedded with `model`; the rest as defaults.
+    /// `across` for a folder of many laws and `guard` (`--guard`), the questions embedded with `model`; the rest
+    /// as defaults.
     pub fn after_build(
         questions: PathBuf,
         bundles: PathBuf,
@@ -221,6 +223,10 @@ pub fn run(args: LearnArgs) -> Result<()> {
             args.folds
         );
     }
+    let guard_questions = match &args.guard {
+        Some(path) => Some(read_guard(&args, path, &index, &prepared)?),
+        None => None,
+    };
     let strategies = load_strategies(&args.bundles, &manifest, &index.law, &args.strategies)?;
     let model = strategies.first().map(|(_, s)| s.bundle.model.clone());
     if let Some((name, s)) = strategies
@@ -267,19 +273,18 @@ pub fn run(args: LearnArgs) -> Result<()> {
         &runs,
         &vec![1.0; runs.len()],
     );
-    let shrinks = match &args.guard {
-        Some(path) => {
-            let guarded = guard(
-                &args,
-                path,
-                &file,
-                &index,
-                &prepared,
-                &strategies,
-                model.as_deref(),
-            )?;
-            guarded.iter().map(|g| g.factor).collect()
-        }
+    let shrinks = match &guard_questions {
+        Some(questions) => guard(
+            &args,
+            questions,
+            &file,
+            &index,
+            &strategies,
+            model.as_deref(),
+        )?
+        .iter()
+        .map(|g| g.factor)
+        .collect(),
         None => vec![args.shrink; runs.len()],
     };
     for (ranker, &shrink) in file.rankers.iter_mut().zip(&shrinks) {
@@ -336,17 +341,14 @@ pub fn run(args: LearnArgs) -> Result<()> {
     Ok(())
 }
 
-/// `--guard`: the guard questions ranked with `file`'s fit (unshrunk) rankers; per run the factor and weights
-/// chosen ([`learning::guard`]), printed.
-fn guard(
+/// `--guard`: its questions prepared for the law, checked before anything is learned: some must have gold in
+/// the law and none may be among the questions `learned` from.
+fn read_guard(
     args: &LearnArgs,
     path: &Path,
-    file: &LearnedFile,
     index: &LawIndex,
     learned: &Prepared,
-    strategies: &[(String, StrategyIndex)],
-    model: Option<&str>,
-) -> Result<Vec<learning::Guarded>> {
+) -> Result<Prepared> {
     let (questions, _) = read_questions(path)?;
     let guard = prepare(&questions, index);
     if guard.labelled.is_empty() {
@@ -363,14 +365,27 @@ fn guard(
         .count();
     if seen > 0 {
         refuse!(
-            "--guard {}: {seen} of its {} questions are among the questions learned from ({}); a guard must be questions learning did not see",
+            "--guard {}: {seen} of its {} usable questions are among the questions learned from ({}); a guard must be questions learning did not see",
             path.display(),
             guard.labelled.len(),
             args.questions.display()
         );
     }
+    Ok(guard)
+}
+
+/// The `--guard` questions ranked with `file`'s fit (unshrunk) rankers; per run the factor chosen
+/// ([`learning::guard`]), printed.
+fn guard(
+    args: &LearnArgs,
+    questions: &Prepared,
+    file: &LearnedFile,
+    index: &LawIndex,
+    strategies: &[(String, StrategyIndex)],
+    model: Option<&str>,
+) -> Result<Vec<learning::Guarded>> {
     let vectors = match model {
-        Some(model) => Some(embed_questions(&guard.texts, &args.encoder, Some(model))?.0),
+        Some(model) => Some(embed_questions(&questions.texts, &args.encoder, Some(model))?.0),
         None => None,
     };
     let model_vectors = model
@@ -379,7 +394,7 @@ fn guard(
     let runs = runs(
         index,
         strategies,
-        &guard.texts,
+        &questions.texts,
         vectors.as_deref(),
         Mode::ALL,
     )?;
@@ -389,19 +404,19 @@ fn guard(
         &learning,
         &fitted,
         &runs,
-        &guard,
+        questions,
         model_vectors,
         args.shrink,
     );
     print!(
         "{}",
-        learning::guard_markdown(&guarded, guard.labelled.len(), args.shrink)?
+        learning::guard_markdown(&guarded, questions.labelled.len(), args.shrink)?
     );
     println!();
-    for g in guarded.iter().filter(|g| g.with < g.without) {
+    for g in guarded.iter().filter(|g| g.still_hurts()) {
         eprintln!(
-            "warning: {}: even without the learned signals its fit fusion weights lower the guard's Recall@10 ({:.4} → {:.4})",
-            g.name, g.without, g.with
+            "warning: {}: even without prior and votes its fit fusion weights lower the guard's Recall@10 ({:.4} → {:.4})",
+            g.name, g.recall_without, g.recall_chosen
         );
     }
     Ok(guarded)
