@@ -116,6 +116,28 @@ pub fn bgb_lexical(dir: &Path) -> PathBuf {
     out
 }
 
+/// `paragraf eval` of `questions` over the folder `dir`, BM25 alone, quick (one run, 200 bootstrap rounds), the
+/// report into `out`; its output, whatever the exit.
+fn eval_bm25(questions: &Path, dir: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "eval",
+        "--questions",
+        questions.to_str().unwrap(),
+        "--bundles",
+        dir.to_str().unwrap(),
+        "--modes",
+        "bm25",
+        "--runs",
+        "1",
+        "--rounds",
+        "200",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    run(&args)
+}
+
 fn search_json(dir: &Path, question: &str, extra: &[&str]) -> Value {
     let mut args = vec![
         "search",
@@ -208,25 +230,7 @@ fn learned_bm25_ranks_what_lay_people_need_and_eval_refuses_to_flatter_it() {
     assert!(lifted["precedents"].as_u64().unwrap() >= 1, "{lifted}");
 
     // The questions learned from are not scored with what they taught.
-    let eval = |questions: &Path, extra: &[&str]| {
-        let mut args = vec![
-            "eval",
-            "--questions",
-            questions.to_str().unwrap(),
-            "--bundles",
-            dir.to_str().unwrap(),
-            "--modes",
-            "bm25",
-            "--runs",
-            "1",
-            "--rounds",
-            "200",
-            "--out",
-            tmp.path().to_str().unwrap(),
-        ];
-        args.extend(extra);
-        run(&args)
-    };
+    let eval = |questions: &Path, extra: &[&str]| eval_bm25(questions, &dir, tmp.path(), extra);
     let refused = eval(&taught, &[]);
     assert_eq!(refused.status.code(), Some(2));
     assert_eq!(
@@ -500,23 +504,8 @@ fn a_guard_shrinks_learning_until_questions_it_did_not_see_lose_nothing() {
 
     let eval = |extra: &[&str]| {
         let out_dir = tmp.path().join(format!("eval{}", extra.len()));
-        let mut args = vec![
-            "eval",
-            "--questions",
-            lay.to_str().unwrap(),
-            "--bundles",
-            dir.to_str().unwrap(),
-            "--modes",
-            "bm25",
-            "--runs",
-            "1",
-            "--rounds",
-            "200",
-            "--out",
-            out_dir.to_str().unwrap(),
-        ];
-        args.extend(extra);
-        run_ok(&args);
+        let out = eval_bm25(&lay, &dir, &out_dir, extra);
+        assert!(out.status.success(), "{}", stderr(&out));
         let report: Value =
             serde_json::from_slice(&std::fs::read(out_dir.join("report.json")).unwrap()).unwrap();
         report["rows"][0]["recall"]
