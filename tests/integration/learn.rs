@@ -524,6 +524,32 @@ fn a_guard_shrinks_learning_until_questions_it_did_not_see_lose_nothing() {
     );
     assert!((learned - with).abs() < 1e-3, "{learned} vs {stdout}");
 
+    // A guard without one question about the law is refused, and says what it skipped.
+    let foreign = tmp.path().join("foreign.json");
+    std::fs::write(
+        &foreign,
+        r#"[{"Question_text": "Gibt es diesen Paragraphen?", "Paragraphs": ["§ 9999"]}]"#,
+    )
+    .unwrap();
+    let out = run_learn(
+        &taught,
+        &dir,
+        &["--folds", "2", "--guard", foreign.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: § 9999 not in BGB: skipped (1 question)"),
+        "{err}"
+    );
+    assert_eq!(
+        err.lines().last().unwrap(),
+        format!(
+            "error: --guard {}: no question with a gold section in BGB",
+            foreign.display()
+        )
+    );
+
     // A guard must be questions learning did not see.
     let out = run_learn(
         &taught,
