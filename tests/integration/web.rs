@@ -1876,16 +1876,22 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
         .unwrap();
     let question = opening(&section);
     // The CLI's index across laws (all in memory) says which section comes first; the browser's must agree.
-    let cli: Value = serde_json::from_str(&crate::util::run_ok(&[
-        "search",
-        "--bundles",
-        bundles.to_str().unwrap(),
-        "--mode",
-        "bm25",
-        "--json",
-        &question,
-    ]))
-    .unwrap();
+    let cli_bm25 = |question: &str, routing: bool| -> Value {
+        let mut args = vec![
+            "search",
+            "--bundles",
+            bundles.to_str().unwrap(),
+            "--mode",
+            "bm25",
+            "--json",
+            question,
+        ];
+        if !routing {
+            args.push("--no-routing");
+        }
+        serde_json::from_str(&crate::util::run_ok(&args)).unwrap()
+    };
+    let cli = cli_bm25(&question, true);
     assert_eq!(
         (
             cli["hits"][0]["law"].as_str(),
@@ -2003,7 +2009,42 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
         (law.clone(), section.designation.clone())
     );
 
-    // 3. A set of laws: from the URL, kept in it, and only those laws in the results.
+    // 3. Routed by law as the CLI routes: a question that names a law gets that law's section first, which
+    //    the ranking without routing puts behind another law's.
+    let top_law = |question: &str, routing: bool| -> String {
+        cli_bm25(question, routing)["hits"][0]["law"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let named_question = sections
+        .iter()
+        .filter(|(l, _)| *l != law && l.chars().filter(|c| c.is_uppercase()).count() >= 2)
+        .flat_map(|(l, s)| {
+            s.text
+                .split(|c: char| !c.is_alphabetic())
+                .filter(|w| w.chars().count() >= 8)
+                .take(2)
+                .map(move |w| (l.clone(), format!("{w} {l}")))
+        })
+        .take(40)
+        .find(|(l, q)| top_law(q, true) == *l && top_law(q, false) != *l)
+        .expect("a question whose named law routing puts first");
+    browser.goto(&format!(
+        "{origin}/?page=alle&mode=bm25&q={}",
+        encode(&named_question.1)
+    ));
+    browser.wait_text("#result-meta", "routed results across laws", |t| {
+        t.contains("Treffer in 32 Gesetzen")
+    });
+    assert_eq!(
+        hits(&browser)[0].0,
+        named_question.0,
+        "{}",
+        named_question.1
+    );
+
+    // 4. A set of laws: from the URL, kept in it, and only those laws in the results.
     let other = laws_found.iter().find(|l| **l != law).unwrap().clone();
     browser.goto(&format!(
         "{origin}/?page=alle&mode=bm25&gesetze={}&q={}",
@@ -2095,7 +2136,7 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
         .current_url()
         .contains(&format!("gesetze={}", encode(&named))));
 
-    // 4. Opening a result opens its law with the same question.
+    // 5. Opening a result opens its law with the same question.
     browser.goto(&format!(
         "{origin}/?page=alle&mode=bm25&q={}",
         encode(&question)
@@ -2108,7 +2149,7 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
         t.contains(&format!("Treffer in {law} "))
     });
 
-    // 5. A law the catalogue no longer lists is not shown (its sections are still in the index).
+    // 6. A law the catalogue no longer lists is not shown (its sections are still in the index).
     let mut without = manifest.clone();
     without.laws.retain(|l| l.law != law);
     std::fs::write(bundles.join("manifest.json"), without.to_json()).unwrap();
@@ -2126,7 +2167,7 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
     );
     std::fs::write(bundles.join("manifest.json"), manifest.to_json()).unwrap();
 
-    // 6. A law bundle that does not match the manifest: its results name it, the others show their text.
+    // 7. A law bundle that does not match the manifest: its results name it, the others show their text.
     let entry = manifest.law(&law).unwrap();
     let mut broken = std::fs::read(bundles.join(&entry.file)).unwrap();
     let last = broken.len() - 1;
@@ -2155,7 +2196,7 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
     );
     assert!(!second.is_empty());
 
-    // 7. Section vectors that do not match the manifest (the service worker keeps the file fetched in 2, so
+    // 8. Section vectors that do not match the manifest (the service worker keeps the file fetched in 2, so
     // the manifest's hash changes): a hybrid search says so and runs with BM25.
     let vectors = federal.vectors.as_ref().expect("the sample has vectors");
     let mut mismatched = manifest.clone();

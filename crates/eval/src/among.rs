@@ -9,7 +9,7 @@
 
 use paragraf_core::federal::files::{FederalHead, SHARD_BYTES};
 use paragraf_core::federal::learned::{self, AmongQuestion};
-use paragraf_core::federal::routing::{self, Example, Features};
+use paragraf_core::federal::routing::{self, Example, Features, Router};
 use paragraf_core::federal::{FederalHit, FederalIndex, FederalLaw, FirstStage, LearnedLaw};
 use paragraf_core::routing_weights::RoutingWeights;
 use paragraf_engine::bundle::StrategyBundle;
@@ -192,11 +192,19 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
         AmongLearning::PerFold { law, .. } => Some(LawIndex::new(laws[*law].0.clone())),
         _ => None,
     };
-    // What the browser searches: the same sections, product-quantized vectors, postings in shards.
+    // What the browser searches: the same sections, product-quantized vectors, postings in shards, routed by a
+    // router over the catalogue (abbreviations, titles, sizes: no headings, no citations).
     let browser_files = FederalHead::build(&parts(laws), SHARD_BYTES)?;
+    let browser_router = Router::of_catalogue(laws.iter().map(|(law, _)| {
+        (
+            law.abbreviation.as_str(),
+            law.title.as_str(),
+            law.active_sections().count() as u32,
+        )
+    }));
     let own_name = own.map(|o| laws[o].0.abbreviation.as_str());
     let mut markdown = format!(
-        "# {} questions among {} laws ({} sections)\n\n{} questions ({} gold ids could not be placed: misses); Recall@10 [95 % bootstrap CI]; \"routed\": law routing with {}; p: paired permutation test ({rounds} rounds, seed {seed}). \"law first\": the top hit's law is a gold law; \"law in top 3\": a gold law among the laws of the first three hits. \"Browser layout\": unrouted, as the app searches (product-quantized vectors, sharded postings).\n\n| mode | {} | among all, unrouted | routed | Δ routed, p | law first (unrouted → routed) | law in top 3 (routed) | law first by its text / by agreement alone | browser layout (unrouted) | laws of the other top hits (routed) |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "# {} questions among {} laws ({} sections)\n\n{} questions ({} gold ids could not be placed: misses); Recall@10 [95 % bootstrap CI]; \"routed\": law routing with {}; p: paired permutation test ({rounds} rounds, seed {seed}). \"law first\": the top hit's law is a gold law; \"law in top 3\": a gold law among the laws of the first three hits. \"Browser layout\": as the app searches (product-quantized vectors, sharded postings, routed with the shipped weights by a router over the catalogue: abbreviations and titles, no headings).\n\n| mode | {} | among all, unrouted | routed | Δ routed, p | law first (unrouted → routed) | law in top 3 (routed) | law first by its text / by agreement alone | browser layout (the app's routing) | laws of the other top hits (routed) |\n|---|---|---|---|---|---|---|---|---|---|\n",
         own_name.unwrap_or("cross-law"),
         laws.len(),
         among.len(),
@@ -379,13 +387,18 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
             .map(|(i, text)| {
                 let head = &browser_files.head;
                 let coded = browser_files.vectors.as_ref().zip(vector(i));
+                let app = SearchOptions {
+                    route_laws: true,
+                    ..options
+                };
                 Ok(head
                     .search(
                         &head.query_terms(text),
                         coded,
-                        &options,
+                        &app,
                         |n| browser_files.shards.get(n as usize),
                         |_| true,
+                        Some((&browser_router, &browser_router.ask(text))),
                     )?
                     .0)
             })
@@ -416,7 +429,7 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
             .map(|(l, n)| format!("{} {n}", laws[*l as usize].0.abbreviation))
             .collect();
         markdown.push_str(&format!(
-            "| {mode} | {alone_cell} | {:.4} [{u_lo:.4}, {u_hi:.4}] | {:.4} [{r_lo:.4}, {r_hi:.4}] | {:+.4}, {p:.4} | {:.1} % → {:.1} % | {:.1} % | {:.1} % / {:.1} % | {:.4} | {} |\n",
+            "| {mode} | {alone_cell} | {:.4} [{u_lo:.4}, {u_hi:.4}] | {:.4} [{r_lo:.4}, {r_hi:.4}] | {:+.4}, {p:.4} | {:.1} % → {:.1} % | {:.1} % | {:.1} % / {:.1} % | {:.4}, law first {:.1} % | {} |\n",
             mean(&u.recall),
             mean(&r.recall),
             mean(&r.recall) - mean(&u.recall),
@@ -426,6 +439,7 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
             share(&text_first),
             share(&agreement_first),
             mean(&b.recall),
+            share(&b.law_first),
             named.join(", ")
         ));
         let name = |l: u32| {

@@ -10,6 +10,7 @@
 use paragraf_core::federal::files::{
     FederalHead, FederalVectors, HEAD as FEDERAL_HEAD, VECTORS as FEDERAL_VECTORS,
 };
+use paragraf_core::federal::routing::Router;
 use paragraf_core::finder::{LawFinder, TopicsFile, TOPICS};
 use paragraf_core::manifest::LawEntry;
 use paragraf_e5::file::{ModelFile, KIND as MODEL_FILE};
@@ -197,6 +198,8 @@ pub fn federal_files(head: &[u8], shards: &[&[u8]], vectors: &[u8]) -> bool {
     // A question of the vectors' width, so that any accepted file is searched.
     let dim = vectors.as_ref().map_or(384, |v| v.dim());
     let vector: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.37).sin()).collect();
+    // Routed as the browser routes: a router over the head's laws, their abbreviations for titles.
+    let router = Router::of_catalogue(head.laws().iter().map(|l| (l.as_str(), l.as_str(), 1)));
     for mode in [Mode::Bm25, Mode::Hybrid, Mode::Dense] {
         let options = SearchOptions {
             mode,
@@ -204,12 +207,14 @@ pub fn federal_files(head: &[u8], shards: &[&[u8]], vectors: &[u8]) -> bool {
         };
         for query in ["Kaution zurück", "Art. 1 Würde", "§ 1 ä ß"] {
             let terms = head.query_terms(query);
+            let asked = router.ask(query);
             let _ = head.search(
                 &terms,
                 vectors.as_ref().map(|v| (v, &vector[..])),
                 &options,
                 |n| loaded.get(n as usize).and_then(Option::as_ref),
                 |law| law % 2 == 0,
+                Some((&router, &asked)),
             );
         }
     }

@@ -42,8 +42,13 @@ pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
             )),
         ),
     };
+    let routed = if outcome.laws_searched > 1 {
+        " · nach Gesetz geordnet"
+    } else {
+        ""
+    };
     let meta = format!(
-        "{} Treffer in {} Gesetzen · {} · Suche im Browser {:.1} ms · {} Indexteile ({} nachgeladen){vector_part}",
+        "{} Treffer in {} Gesetzen · {}{routed} · Suche im Browser {:.1} ms · {} Indexteile ({} nachgeladen){vector_part}",
         outcome.results.len(),
         outcome.laws_searched,
         mode_label(outcome.mode),

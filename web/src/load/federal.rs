@@ -8,6 +8,7 @@ use std::rc::Rc;
 use futures::future::FutureExt;
 use leptos::prelude::*;
 use paragraf_core::federal::files::{FederalHead, FederalVectors};
+use paragraf_core::federal::routing::Router;
 use paragraf_core::finder::TopicsFile;
 use paragraf_core::manifest::{self, FederalEntry, LawEntry, Manifest};
 use paragraf_engine::{Mode, SearchOptions};
@@ -29,8 +30,9 @@ pub struct LoadedFederal {
     shards: RefCell<HashMap<u32, Rc<PostingShard>>>,
     /// Time to check the head against the manifest, ms.
     pub verify_ms: f64,
-    /// The names of every law searched when no set is chosen ("Meinten Sie das Gesetz …?").
-    all_names: std::cell::OnceCell<paragraf_core::finder::LawNames>,
+    /// Law routing over the head's laws, from the catalogue (made at the first search): which law a question
+    /// belongs to, and the law it names ("Meinten Sie das Gesetz …?").
+    router: std::cell::OnceCell<Router>,
 }
 
 /// The head of the manifest's index across laws, verified and checked; `None` when the folder has none.
@@ -67,7 +69,7 @@ pub async fn federal(
         head,
         shards: RefCell::new(HashMap::new()),
         verify_ms,
-        all_names: std::cell::OnceCell::new(),
+        router: std::cell::OnceCell::new(),
     });
     remember(&loaded.entry.head.file, &loaded);
     Ok(Some(loaded))
@@ -260,6 +262,16 @@ pub async fn run_federal_search(
         ..SearchOptions::default()
     };
     let t0 = fetch::now_ms();
+    // Routed by law as `paragraf search` routes, with what the catalogue says of each law (its title, not its
+    // headings: those are in the law finder's topics file, which a search does not wait for).
+    let router = federal.router.get_or_init(|| {
+        Router::of_catalogue(head.laws().iter().map(|l| {
+            catalogue.get(l.as_str()).map_or((l.as_str(), "", 0), |e| {
+                (e.law.as_str(), e.title.as_str(), e.sections as u32)
+            })
+        }))
+    });
+    let asked = router.ask(&query);
     let shards = federal.shards.borrow();
     let (hits, ran) = head
         .search(
@@ -268,6 +280,7 @@ pub async fn run_federal_search(
             &options,
             |n| shards.get(&n).map(|s| s.as_ref()),
             |l| entries[l as usize].is_some(),
+            Some((router, &asked)),
         )
         .map_err(|e| {
             bundle_failure(
@@ -290,21 +303,16 @@ pub async fn run_federal_search(
         })
         .collect();
     let searched: Vec<&LawEntry> = entries.iter().flatten().copied().collect();
-    let names_of = |laws: &[&LawEntry]| {
-        paragraf_core::finder::LawNames::new(
-            laws.iter().map(|l| (l.law.as_str(), l.title.as_str())),
-        )
-    };
-    // The names of the whole catalogue are worked out once; a narrowed set's for each search.
+    // The whole catalogue's names are the router's; a narrowed set's are worked out for each search.
     let named = match (searched.len() > 1, only.is_empty()) {
         (false, _) => None,
-        (true, true) => federal
-            .all_names
-            .get_or_init(|| names_of(&searched))
-            .named(&query),
-        (true, false) => names_of(&searched).named(&query),
-    }
-    .map(|i| searched[i].clone());
+        (true, true) => asked.named.and_then(|i| entries[i].cloned()),
+        (true, false) => paragraf_core::finder::LawNames::new(
+            searched.iter().map(|l| (l.law.as_str(), l.title.as_str())),
+        )
+        .named(&query)
+        .map(|i| searched[i].clone()),
+    };
     static SEARCHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     Ok(Rc::new(FederalOutcome {
         results,

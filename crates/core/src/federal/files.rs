@@ -20,7 +20,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::routing::{first_stage_options, LawQuery, Router};
 use super::{rank, FederalHit, FederalIndex, FederalLaw};
+use crate::routing_weights::RoutingWeights;
 use paragraf_engine::{EngineError, Mode, SearchOptions};
 use paragraf_format::frame::{BundleError, FileKind};
 use paragraf_index::bm25::{top_k, Bm25Dictionary, PostingShard};
@@ -725,7 +727,10 @@ impl FederalHead {
     /// The best `options.section_k` sections of the laws `keep` allows (by index into [`FederalHead::laws`])
     /// for the analysed `terms` and the question's `vector` against this head's vectors file (the question
     /// embedded with [`FederalVectors::model`]), in `options.mode`; BM25 without them. `shard(n)` gives loaded
-    /// posting shards: every shard [`FederalHead::shards_for`] names must be there.
+    /// posting shards: every shard [`FederalHead::shards_for`] names must be there. With `routing` (a router
+    /// over this head's laws and the question asked of it) and `options.route_laws`, the first stage goes
+    /// [`super::routing::ROUTING_DEPTH`] deep and is routed by law with [`RoutingWeights::DEFAULT`], as
+    /// [`super::FederalIndex::search`] does.
     pub fn search<'s>(
         &self,
         terms: &[(String, f32)],
@@ -733,7 +738,13 @@ impl FederalHead {
         options: &SearchOptions,
         shard: impl Fn(u32) -> Option<&'s PostingShard>,
         keep: impl Fn(u32) -> bool,
+        routing: Option<(&Router, &LawQuery)>,
     ) -> Result<(Vec<FederalHit>, Mode), FederalFileError> {
+        let routing = routing.filter(|_| options.route_laws);
+        let first_options = match routing {
+            Some(_) => first_stage_options(options),
+            None => *options,
+        };
         let law_of = |doc: u32| (self.law_starts.partition_point(|&s| s <= doc) - 1) as u32;
         let keep_doc = |doc: u32| keep(law_of(doc));
         let mut scores = self
@@ -763,11 +774,20 @@ impl FederalHead {
                 Some(move |k: usize| coded.top(v, k, &keep_doc))
             }
         };
-        let (ranking, mode) = rank(
-            options,
+        let (mut ranking, mode) = rank(
+            &first_options,
             |k| top_k(scores.clone(), k),
             dense.as_ref().map(|f| f as &dyn Fn(usize) -> Vec<Hit>),
         );
+        if let Some((router, query)) = routing {
+            ranking = router.route(
+                &ranking,
+                &law_of,
+                query,
+                &RoutingWeights::DEFAULT,
+                options.section_k,
+            );
+        }
         Ok((
             ranking
                 .into_iter()

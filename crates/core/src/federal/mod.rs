@@ -29,7 +29,7 @@ pub mod learned;
 pub mod routing;
 
 use crate::routing_weights::RoutingWeights;
-use routing::{Router, ROUTING_DEPTH};
+use routing::Router;
 
 /// The strategy whose vectors the federal index uses: one unit, one vector per section.
 pub const SECTION_STRATEGY: &str = "section";
@@ -80,7 +80,7 @@ pub struct FederalIndex {
     learned: Option<LearnedLaw>,
 }
 
-/// The first stage of a search across laws: the fused ranking [`ROUTING_DEPTH`] deep, before routing.
+/// The first stage of a search across laws: the fused ranking [`routing::ROUTING_DEPTH`] deep, before routing.
 #[derive(Clone, Debug)]
 pub struct FirstStage {
     /// Documents with their first-stage scores, best first.
@@ -306,19 +306,14 @@ impl FederalIndex {
         neighbours
     }
 
-    /// The first stage's fused ranking, [`ROUTING_DEPTH`] deep (what [`FederalIndex::route`] re-ranks).
+    /// The first stage's fused ranking, [`routing::ROUTING_DEPTH`] deep (what [`FederalIndex::route`] re-ranks).
     pub fn first_stage(
         &self,
         text: &str,
         vector: Option<&[f32]>,
         options: &SearchOptions,
     ) -> Result<FirstStage, EngineError> {
-        let deep = SearchOptions {
-            section_k: ROUTING_DEPTH,
-            fusion_depth: options.fusion_depth.max(ROUTING_DEPTH),
-            ..*options
-        };
-        let (ranking, mode) = self.ranked(text, vector, &deep)?;
+        let (ranking, mode) = self.ranked(text, vector, &routing::first_stage_options(options))?;
         Ok(FirstStage {
             hits: ranking,
             mode,
@@ -339,8 +334,10 @@ impl FederalIndex {
         weights: &RoutingWeights,
         k: usize,
     ) -> Vec<FederalHit> {
-        self.hits(routing::routed(
-            &self.routing_features(first, text),
+        self.hits(self.router.route(
+            &first.hits,
+            &|doc| self.law_of(doc),
+            &self.router.ask(text),
             weights,
             k,
         ))
@@ -927,23 +924,32 @@ mod tests {
             .map(|(i, b)| head.shard_from_bytes(i as u32, b).unwrap())
             .collect();
         let all = |n: u32| loaded.get(n as usize);
-        for (text, vector, mode) in [
+        // The browser routes with a router over the catalogue: these laws have no headings and their
+        // abbreviations for titles, so it asks the same of the laws as the index's router.
+        let router = Router::of_catalogue([("MietG", "MietG", 2), ("StG", "StG", 2)]);
+        for ((text, vector, mode), route_laws) in [
             ("Steuer jährlich", None, Mode::Bm25),
             ("Kaution Mieter", None, Mode::Hybrid),
             ("x", Some([0.6, 0.0, 0.8]), Mode::Dense),
             ("Mieter Steuer", Some([0.6, 0.0, 0.8]), Mode::Hybrid),
-        ] {
-            // The browser's files do not route by law (yet): compare with the unrouted index.
+        ]
+        .into_iter()
+        .flat_map(|case| [(case, false), (case, true)])
+        {
             let options = SearchOptions {
                 mode,
-                route_laws: false,
+                route_laws,
                 ..SearchOptions::default()
             };
             let v = vector.as_ref().map(|v| &v[..]);
             let (expected, _) = index.search(text, v, &options).unwrap();
             let terms = head.query_terms(text);
             let coded = v.map(|v| (&vectors, v));
-            let (hits, ran) = head.search(&terms, coded, &options, all, |_| true).unwrap();
+            let query = router.ask(text);
+            let routing = Some((&router, &query));
+            let (hits, ran) = head
+                .search(&terms, coded, &options, all, |_| true, routing)
+                .unwrap();
             let pairs = |h: &[FederalHit]| {
                 h.iter()
                     .map(|h| (h.law, h.section, h.doc))
@@ -971,12 +977,37 @@ mod tests {
             assert!(needed.len() < head.shards());
             let only = |n: u32| all(n).filter(|_| needed.contains(&n));
             assert_eq!(
-                head.search(&terms, coded, &options, only, |_| true)
+                head.search(&terms, coded, &options, only, |_| true, routing)
                     .unwrap()
                     .0,
                 hits
             );
         }
+        // Routing changes the order: a question that names a law gets that law's sections first, in the
+        // browser's files as in the index.
+        let text = "Der Mieter zahlt die Miete nach dem StG";
+        let terms = head.query_terms(text);
+        let query = router.ask(text);
+        let top_law = |route_laws: bool| {
+            let options = SearchOptions {
+                mode: Mode::Bm25,
+                route_laws,
+                ..SearchOptions::default()
+            };
+            let (hits, _) = head
+                .search(
+                    &terms,
+                    None,
+                    &options,
+                    all,
+                    |_| true,
+                    Some((&router, &query)),
+                )
+                .unwrap();
+            assert_eq!(hits, index.search(text, None, &options).unwrap().0);
+            hits[0].law
+        };
+        assert_eq!((top_law(false), top_law(true)), (0, 1));
         let doc = head.doc(
             &head
                 .search(
@@ -985,6 +1016,7 @@ mod tests {
                     &SearchOptions::default(),
                     all,
                     |_| true,
+                    None,
                 )
                 .unwrap()
                 .0[0],
@@ -999,6 +1031,7 @@ mod tests {
                 &options,
                 all,
                 |l| l == 0,
+                None,
             )
             .unwrap();
         assert!(
@@ -1014,7 +1047,8 @@ mod tests {
                 None,
                 &options,
                 |n| all(n).filter(|_| n != needed),
-                |_| true
+                |_| true,
+                None,
             )
             .unwrap_err()
             .to_string(),
@@ -1044,7 +1078,8 @@ mod tests {
                 Some((&theirs, &[0.6, 0.0, 0.8])),
                 &options,
                 all,
-                |_| true
+                |_| true,
+                None,
             )
             .unwrap_err()
             .to_string(),
@@ -1078,7 +1113,7 @@ mod tests {
         );
         // A wrong query dimension is refused with the model's name.
         assert_eq!(
-            head.search(&terms, Some((&vectors, &[1.0, 0.0])), &options, all, |_| true).unwrap_err().to_string(),
+            head.search(&terms, Some((&vectors, &[1.0, 0.0])), &options, all, |_| true, None).unwrap_err().to_string(),
             "the query vector has 2 dimensions but the bundle's model (m) has 3. Most likely the query-embedding proxy serves another model"
         );
     }

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::finder::{cited_law_index, LawFinder, LawNames};
 use crate::routing_weights::RoutingWeights;
+use paragraf_engine::SearchOptions;
 use paragraf_index::Hit;
 use paragraf_law::{Law, RefTarget};
 use paragraf_stats::tune::{coordinate_ascent, Coordinate};
@@ -32,6 +33,15 @@ use paragraf_stats::tune::{coordinate_ascent, Coordinate};
 /// How deep the first stage's fused ranking goes before routing re-ranks it: deep enough that the right
 /// law's best sections are in it when other laws crowd its top.
 pub const ROUTING_DEPTH: usize = 1000;
+
+/// `options` for the first stage that routing re-ranks: [`ROUTING_DEPTH`] sections, fused at least as deep.
+pub fn first_stage_options(options: &SearchOptions) -> SearchOptions {
+    SearchOptions {
+        section_k: ROUTING_DEPTH,
+        fusion_depth: options.fusion_depth.max(ROUTING_DEPTH),
+        ..*options
+    }
+}
 
 /// Laws of the law-text ranking that count (the rest score 0 on it).
 pub const LAW_TEXT_DEPTH: usize = 100;
@@ -339,19 +349,61 @@ impl Router {
     /// A router over `laws` (indices as in the index across laws) with their `signals` ([`law_signals`]).
     pub fn new(laws: &[&Law], signals: Vec<LawSignals>) -> Router {
         assert_eq!(laws.len(), signals.len(), "one signal per law");
-        let finder = LawFinder::of_laws(laws);
+        Router::with(
+            signals,
+            LawFinder::of_laws(laws),
+            LawNames::new(
+                laws.iter()
+                    .map(|l| (l.abbreviation.as_str(), l.title.as_str())),
+            ),
+        )
+    }
+
+    /// A router over a catalogue of laws — abbreviation, title, active sections — without their text: what the
+    /// browser has before any law is loaded. The law-text ranking then reads abbreviations and titles only (no
+    /// headings), and no law is known to be cited by others; the shipped weights give citations 0.
+    pub fn of_catalogue<'a>(
+        laws: impl IntoIterator<Item = (&'a str, &'a str, u32)> + Clone,
+    ) -> Router {
+        let signals: Vec<LawSignals> = laws
+            .clone()
+            .into_iter()
+            .map(|(law, title, sections)| LawSignals {
+                kind: LawKind::of(law, title),
+                cited_by: 0,
+                sections,
+            })
+            .collect();
+        Router::with(
+            signals,
+            LawFinder::of_titles(laws.clone().into_iter()),
+            LawNames::new(laws.into_iter().map(|(law, title, _)| (law, title))),
+        )
+    }
+
+    fn with(signals: Vec<LawSignals>, finder: LawFinder, names: LawNames) -> Router {
         let max_cited = signals.iter().map(|s| s.cited_by).max().unwrap_or(0) as f32;
         let max_size = signals.iter().map(|s| s.sections).max().unwrap_or(0) as f32;
         Router {
             signals,
             finder,
-            names: LawNames::new(
-                laws.iter()
-                    .map(|l| (l.abbreviation.as_str(), l.title.as_str())),
-            ),
+            names,
             max_cited: max_cited.ln_1p(),
             max_size: max_size.ln_1p(),
         }
+    }
+
+    /// The best `k` of the first stage's candidates `first` (best first, [`ROUTING_DEPTH`] deep) for the question
+    /// asked as `query`, routed by law with `weights`.
+    pub fn route(
+        &self,
+        first: &[Hit],
+        law_of: &dyn Fn(u32) -> u32,
+        query: &LawQuery,
+        weights: &RoutingWeights,
+        k: usize,
+    ) -> Vec<Hit> {
+        routed(&self.features(first, law_of, query), weights, k)
     }
 
     /// What routing asks of the laws for `question`: the laws whose text best matches it, best first
