@@ -695,6 +695,27 @@ pub struct SearchOutcome {
     pub learned: Option<Provenance>,
 }
 
+/// A BM25 and a dense ranking of sections fused as every hybrid search fuses them (one law, or many: the index
+/// across laws): reciprocal-rank fusion with `options`' weights and constant, the best `k`.
+pub fn fuse(options: &SearchOptions, lexical: &[Hit], dense: &[Hit], k: usize) -> Vec<Hit> {
+    let ids = |hits: &[Hit]| hits.iter().map(|h| h.index).collect::<Vec<_>>();
+    let (lexical, dense) = (ids(lexical), ids(dense));
+    reciprocal_rank_fusion(
+        &[
+            Ranked {
+                ids: &lexical,
+                weight: options.bm25_weight,
+            },
+            Ranked {
+                ids: &dense,
+                weight: options.dense_weight,
+            },
+        ],
+        options.rrf_k,
+        k,
+    )
+}
+
 /// Runs a search. `vector` is the query embedding (absent without the proxy: then only BM25 runs, whatever
 /// `options.mode` says); `strategy` is needed for dense and hybrid search. The outcome says what ran.
 pub fn search(
@@ -782,24 +803,7 @@ pub fn search_expanded(
                 (Mode::Dense, Some((s, v))) => s.dense(v, options, first_k)?,
                 (Mode::Hybrid, Some((s, v))) => {
                     let (dense, units) = s.dense(v, options, depth)?;
-                    let lexical = lexical(depth);
-                    let ids = |hits: &[Hit]| hits.iter().map(|h| h.index).collect::<Vec<_>>();
-                    let (dense_ids, lexical_ids) = (ids(&dense), ids(&lexical));
-                    let fused = reciprocal_rank_fusion(
-                        &[
-                            Ranked {
-                                ids: &lexical_ids,
-                                weight: options.bm25_weight,
-                            },
-                            Ranked {
-                                ids: &dense_ids,
-                                weight: options.dense_weight,
-                            },
-                        ],
-                        options.rrf_k,
-                        first_k,
-                    );
-                    (fused, units)
+                    (fuse(options, &lexical(depth), &dense, first_k), units)
                 }
                 _ => (lexical(first_k), Vec::new()),
             };

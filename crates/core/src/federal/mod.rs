@@ -15,10 +15,9 @@
 
 use paragraf_engine::bundle::StrategyBundle;
 use paragraf_engine::learning::{self, Learning, Neighbours};
-use paragraf_engine::{check_bundle, section_document, EngineError, Mode, SearchOptions};
+use paragraf_engine::{check_bundle, fuse, section_document, EngineError, Mode, SearchOptions};
 use paragraf_index::bm25::{Bm25Index, Bm25Params};
 use paragraf_index::exact::top_rows;
-use paragraf_index::fusion::{reciprocal_rank_fusion, Ranked};
 use paragraf_index::vectors::Int8Vectors;
 use paragraf_index::vectors::VectorStore;
 use paragraf_index::Hit;
@@ -419,25 +418,10 @@ fn rank(
     let depth = options.fusion_depth.max(k);
     match (options.mode, dense) {
         (Mode::Dense, Some(dense)) => (dense(k), Mode::Dense),
-        (Mode::Hybrid, Some(dense)) => {
-            let ids = |hits: Vec<Hit>| hits.into_iter().map(|h| h.index).collect::<Vec<_>>();
-            let (lexical, dense) = (ids(lexical(depth)), ids(dense(depth)));
-            let fused = reciprocal_rank_fusion(
-                &[
-                    Ranked {
-                        ids: &lexical,
-                        weight: options.bm25_weight,
-                    },
-                    Ranked {
-                        ids: &dense,
-                        weight: options.dense_weight,
-                    },
-                ],
-                options.rrf_k,
-                k,
-            );
-            (fused, Mode::Hybrid)
-        }
+        (Mode::Hybrid, Some(dense)) => (
+            fuse(options, &lexical(depth), &dense(depth), k),
+            Mode::Hybrid,
+        ),
         _ => (lexical(k), Mode::Bm25),
     }
 }
