@@ -901,6 +901,13 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 
+    // 5d. A question longer than the engine accepts (here from the URL) is refused with its reason, not cut.
+    browser.goto(&format!("{origin}/?mode=bm25&q={}", "Kaution+".repeat(600)));
+    let error = browser.wait_text("#error", "the refusal of a long question", |t| {
+        t.contains("zu lang")
+    });
+    assert!(error.contains("4799 Bytes"), "{error}");
+
     // 6. A corrupt law bundle: the reason is on the page.
     browser.goto(&format!("{origin}/?data=bad/&mode=bm25"));
     let error = browser.wait_text("#error", "the corrupt-bundle error", |t| {
@@ -2043,6 +2050,15 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
         "{}",
         named_question.1
     );
+
+    // A question longer than the engine accepts is refused across laws too.
+    browser.goto(&format!(
+        "{origin}/?page=alle&mode=bm25&q={}",
+        "Kaution+".repeat(600)
+    ));
+    browser.wait_text("#error", "the refusal of a long question", |t| {
+        t.contains("4799 Bytes zu lang")
+    });
 
     // 4. A set of laws: from the URL, kept in it, and only those laws in the results.
     let other = laws_found.iter().find(|l| **l != law).unwrap().clone();

@@ -7,6 +7,7 @@ use std::fmt;
 use paragraf_core::federal::files::FederalFileError;
 use paragraf_core::finder::TopicsError;
 use paragraf_core::manifest::ManifestError;
+use paragraf_core::results::{QuestionError, MAX_QUESTION_BYTES};
 use paragraf_engine::expansion::ExpansionError;
 use paragraf_engine::learning::LearningError;
 use paragraf_engine::EngineError;
@@ -155,6 +156,8 @@ pub enum Failure {
         /// The bundle's model.
         bundle: String,
     },
+    /// The question is not searched (longer than the engine accepts; an empty one never runs).
+    Question(QuestionError),
     /// The search itself failed.
     Search(EngineError),
     /// The in-browser query encoder cannot be used; searches go on with the proxy or BM25.
@@ -237,6 +240,11 @@ impl fmt::Display for Failure {
                      Vektoren verschiedener Modelle sind nicht vergleichbar: die dichte Suche ist aus, gesucht wird lexikalisch (BM25)."
                 )
             }
+            Failure::Question(QuestionError::TooLong(bytes)) => write!(
+                f,
+                "Die Frage ist mit {bytes} Bytes zu lang (höchstens {MAX_QUESTION_BYTES}): bitte auf die Frage selbst kürzen; das Sprachmodell liest ohnehin nur etwa 2.000 Zeichen"
+            ),
+            Failure::Question(QuestionError::Empty) => f.write_str("Die Frage ist leer"),
             Failure::Search(e) => write!(f, "{e}"),
             Failure::Report { url, detail } => write!(f, "Evaluationsbericht {url}: {detail}"),
             Failure::Encoder { file, problem } => match problem {
@@ -299,6 +307,10 @@ mod tests {
             }
             .to_string(),
             "Gesetzesbündel x: nicht genug Arbeitsspeicher für 1,2 MB (das Gesetz ist für dieses Gerät zu groß)"
+        );
+        assert_eq!(
+            Failure::Question(QuestionError::TooLong(5000)).to_string(),
+            "Die Frage ist mit 5000 Bytes zu lang (höchstens 4096): bitte auf die Frage selbst kürzen; das Sprachmodell liest ohnehin nur etwa 2.000 Zeichen"
         );
     }
 }

@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 use paragraf_core::finder::LawFinder;
+use paragraf_core::results::check_question;
 use paragraf_engine::Mode;
 
 use super::{Choices, Folder, Vectors};
@@ -120,6 +121,7 @@ impl Index {
                     return None;
                 }
                 let run = async {
+                    check_question(&q).map_err(Failure::Question)?;
                     let listed = folder.manifest_untracked().await?;
                     let Some(index) = federal.await? else {
                         return Err(Failure::NoFederal {

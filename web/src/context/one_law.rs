@@ -3,6 +3,7 @@
 use std::rc::Rc;
 
 use leptos::prelude::*;
+use paragraf_core::results::check_question;
 
 use super::{Choices, Folder, Vectors};
 use crate::failure::Failure;
@@ -94,6 +95,7 @@ impl Bundles {
                     return None;
                 }
                 let run = async {
+                    check_question(&request.query).map_err(Failure::Question)?;
                     // `None`: the page over all laws was open until now; the law follows.
                     let (Some(l), s) = (law_data.await?, strategy_data.await?) else {
                         return Ok(None);
