@@ -523,6 +523,28 @@ fn a_guard_shrinks_learning_until_questions_it_did_not_see_lose_nothing() {
         "{unlearned} vs {stdout}"
     );
     assert!((learned - with).abs() < 1e-3, "{learned} vs {stdout}");
+    // The manifest records the guard, and figures with learning on the guard say they are not held out.
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let guard = &manifest["learned"]["guard"];
+    assert_eq!(guard["questions"], serde_json::json!(66), "{guard}");
+    assert!(
+        guard["factors"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!(["sections bm25", factor])),
+        "{guard}"
+    );
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("eval0/report.json")).unwrap())
+            .unwrap();
+    assert!(
+        report["learned_from"]
+            .as_str()
+            .unwrap()
+            .ends_with("so the figures with learning are not held out"),
+        "{report}"
+    );
 
     // A guard without one question about the law is refused, and says what it skipped.
     let foreign = tmp.path().join("foreign.json");

@@ -107,6 +107,21 @@ pub struct LearnedEntry {
     /// ([`crate::federal::learned`]). Learned from the same questions, under the same licence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing: Option<LearnedRouting>,
+    /// The questions learning was guarded with (`paragraf learn --guard`), when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<LearnedGuard>,
+}
+
+/// Questions learning did not see that chose how far the learned signals were shrunk, run by run, so that they
+/// rank no worse with learning than without. Figures with learning on these questions are therefore not held out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LearnedGuard {
+    /// SHA-256 of the guard's question file (`paragraf eval` on that file says so).
+    pub sha256: String,
+    /// Its questions with a gold section in the law.
+    pub questions: usize,
+    /// Per run (`section hybrid`, `sections bm25`, …) the factor its prior and votes were shrunk to.
+    pub factors: Vec<(String, f32)>,
 }
 
 /// Law-routing weights with the learned law's signals, and what they did held out.

@@ -224,8 +224,11 @@ enum AggregationArg {
 /// Picks a chart bar from a report row (or skips the row).
 type BarOf<'a> = Box<dyn Fn(&Row) -> Option<Bar> + 'a>;
 
+/// Said of figures with learning on the very questions that guarded it (`paragraf learn --guard`).
+const GUARDED_HERE: &str = "; these questions guarded learning (its signals were shrunk run by run until they ranked no worse), so the figures with learning are not held out";
+
 pub fn run(args: EvalArgs) -> Result<()> {
-    let (mut questions, _) = read_questions(&args.questions)?;
+    let (mut questions, questions_sha256) = read_questions(&args.questions)?;
     if let Some(limit) = args.limit {
         questions.truncate(limit);
     }
@@ -365,11 +368,20 @@ pub fn run(args: EvalArgs) -> Result<()> {
                 );
             }
             let p = &learning.provenance;
-            let line = format!(
+            let mut line = format!(
                 "learned from {} questions ({}, {}; {})",
                 p.questions, p.source, p.date, p.licence
             );
             eprintln!("ranking with what was {line}");
+            let guarded_here = manifest
+                .learned
+                .as_ref()
+                .and_then(|l| l.guard.as_ref())
+                .is_some_and(|g| g.sha256 == questions_sha256);
+            if guarded_here {
+                line.push_str(GUARDED_HERE);
+                eprintln!("warning: {}", GUARDED_HERE.trim_start_matches("; "));
+            }
             learned_from = Some(line);
             law_index.set_learning(Some(learning));
         }

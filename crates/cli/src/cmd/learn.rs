@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use paragraf_core::manifest::{FileEntry, LearnedEntry, LearnedRouting, Manifest};
+use paragraf_core::manifest::{FileEntry, LearnedEntry, LearnedGuard, LearnedRouting, Manifest};
 use paragraf_engine::learning::fit::{learn, ModelVectors, Run};
 use paragraf_engine::learning::{LearnedFile, Provenance, GERLAYQA_LICENCE};
 use paragraf_engine::{LawIndex, Mode, SearchOptions, StrategyIndex};
@@ -273,18 +273,26 @@ pub fn run(args: LearnArgs) -> Result<()> {
         &runs,
         &vec![1.0; runs.len()],
     );
-    let shrinks = match &guard_questions {
-        Some(questions) => guard(
-            &args,
-            questions,
-            &file,
-            &index,
-            &strategies,
-            model.as_deref(),
-        )?
-        .iter()
-        .map(|g| g.factor)
-        .collect(),
+    let guarded = match &guard_questions {
+        Some((questions, sha256)) => {
+            let guarded = guard(
+                &args,
+                questions,
+                &file,
+                &index,
+                &strategies,
+                model.as_deref(),
+            )?;
+            Some(LearnedGuard {
+                sha256: sha256.clone(),
+                questions: questions.labelled.len(),
+                factors: guarded.iter().map(|g| (g.name.clone(), g.factor)).collect(),
+            })
+        }
+        None => None,
+    };
+    let shrinks: Vec<f32> = match &guarded {
+        Some(guard) => guard.factors.iter().map(|(_, f)| *f).collect(),
         None => vec![args.shrink; runs.len()],
     };
     for (ranker, &shrink) in file.rankers.iter_mut().zip(&shrinks) {
@@ -325,6 +333,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
         &file,
         &bytes,
         routing,
+        guarded,
     )?;
     let md = cv_markdown(&rows, folds, args.seed, 2_000)?;
     print!("{md}");
@@ -348,8 +357,8 @@ fn read_guard(
     path: &Path,
     index: &LawIndex,
     learned: &Prepared,
-) -> Result<Prepared> {
-    let (questions, _) = read_questions(path)?;
+) -> Result<(Prepared, String)> {
+    let (questions, sha256) = read_questions(path)?;
     let guard = prepare(&questions, index);
     if guard.labelled.is_empty() {
         refuse!(
@@ -371,7 +380,7 @@ fn read_guard(
             args.questions.display()
         );
     }
-    Ok(guard)
+    Ok((guard, sha256))
 }
 
 /// The `--guard` questions ranked with `file`'s fit (unshrunk) rankers; per run the factor chosen
@@ -522,6 +531,7 @@ fn write_learned(
     file: &LearnedFile,
     bytes: &[u8],
     routing: Option<LearnedRouting>,
+    guard: Option<LearnedGuard>,
 ) -> Result<String> {
     let sha256 = paragraf_format::digest::sha256_hex(bytes);
     let name = format!("learned.{}.pgb", &sha256[..16]);
@@ -540,6 +550,7 @@ fn write_learned(
             sha256,
         },
         routing,
+        guard,
     });
     paragraf_bundler::manifest::save(&mut manifest, dir)?;
     if let Some(old) = replaced.filter(|old| old.file.file != name) {
