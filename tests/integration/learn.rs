@@ -538,11 +538,9 @@ fn a_guard_shrinks_learning_until_questions_it_did_not_see_lose_nothing() {
     let report: Value =
         serde_json::from_slice(&std::fs::read(tmp.path().join("eval0/report.json")).unwrap())
             .unwrap();
-    assert!(
-        report["learned_from"]
-            .as_str()
-            .unwrap()
-            .ends_with("so the figures with learning are not held out"),
+    assert_eq!(report["learning"]["guarded_here"], true, "{report}");
+    assert_eq!(
+        report["learning"]["provenance"]["questions"], manifest["learned"]["questions"],
         "{report}"
     );
 

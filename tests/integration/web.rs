@@ -475,6 +475,8 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     };
     let report = json!({"generator": "paragraf test", "questions": 50, "unit_search": "exact",
         "query_embedding_ms_mean": 55.0,
+        "learning": {"provenance": {"source": "GerLayQA", "file_sha256": "00", "questions": 2153, "skipped": 1,
+            "date": "2026-12-04", "licence": paragraf_engine::learning::GERLAYQA_LICENCE}, "guarded_here": true},
         "rows": [row("section", 0.412, 3.5), row("sentence", 0.377, 9.25)]});
     std::fs::write(rep.join("report/report.json"), report.to_string()).unwrap();
 
@@ -960,6 +962,10 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     let page = browser.wait_text("main", "the report's charts", |t| t.contains("Recall@10"));
     assert!(page.contains("0.412 [0.362–0.462]"), "{page}");
     assert!(page.contains("9.25 ms"), "{page}");
+    assert_eq!(
+        browser.text("#report-learning").as_deref(),
+        Some("Rangfolge gelernt aus 2.153 Laienfragen (GerLayQA, nur Forschung). Diese Fragen haben das Gelernte gedämpft (bis sie ohne es nicht besser abschnitten): die Werte mit Gelerntem sind nicht unabhängig gemessen.")
+    );
     assert_eq!(browser.count("figure.chart"), 4);
     assert_eq!(browser.count(".strategy-list li"), 21);
     browser.screenshot("6-strategies");

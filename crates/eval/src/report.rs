@@ -4,6 +4,7 @@
 //! [`Report::parse`]. Reading is lenient where a report from an older build merely lacks a figure (it defaults)
 //! and strict where a row would be meaningless without it (strategy, mode, recall, latency).
 
+use paragraf_engine::learning::Provenance;
 use paragraf_engine::{Mode, UnitSearch};
 use serde::{Deserialize, Serialize};
 
@@ -40,15 +41,41 @@ pub struct Report {
     pub long_questions: String,
     /// How many times a heading counts in its BM25 document.
     pub title_weight: u32,
-    /// What the ranking learned from (`paragraf learn`), when it did: questions, source, date, licence.
+    /// What the ranking learned from (`paragraf learn`), when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub learned_from: Option<String>,
+    pub learning: Option<ReportLearning>,
     /// Mean query-embedding time (ms), not part of the latencies; absent when every vector was cached.
     pub query_embedding_ms_mean: Option<f64>,
     /// Friedman test per mode over the strategies' per-question Recall@10: `(mode, χ², p)`.
     pub friedman: Vec<(Mode, f64, f64)>,
     /// One row per evaluated (strategy, mode).
     pub rows: Vec<Row>,
+}
+
+/// What the ranking of a report learned from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReportLearning {
+    /// The questions learned from: how many, source, date, licence.
+    pub provenance: Provenance,
+    /// Whether the evaluated questions guarded learning (`paragraf learn --guard`: the learned signals were shrunk
+    /// run by run until these questions ranked no worse), so that the figures with learning are not held out.
+    pub guarded_here: bool,
+}
+
+impl ReportLearning {
+    /// The report's line about it: "learned from 2153 questions (GerLayQA, 2026-12-04; licence)", and what
+    /// being the guard means.
+    pub fn line(&self) -> String {
+        let p = &self.provenance;
+        let mut line = format!(
+            "learned from {} questions ({}, {}; {})",
+            p.questions, p.source, p.date, p.licence
+        );
+        if self.guarded_here {
+            line.push_str("; these questions guarded learning (its signals were shrunk run by run until they ranked no worse), so the figures with learning are not held out");
+        }
+        line
+    }
 }
 
 /// One evaluated (strategy, mode).
@@ -171,8 +198,8 @@ impl Report {
                 if row.build_seconds > 0.0 { format!("{:.0}", row.build_seconds) } else { "–".into() },
             );
         }
-        if let Some(line) = &report.learned_from {
-            md += &format!("\nRanked with what was {line}.\n");
+        if let Some(learning) = &report.learning {
+            md += &format!("\nRanked with what was {}.\n", learning.line());
         }
         for (mode, statistic, p) in &report.friedman {
             md += &format!("\nFriedman test over strategies ({mode}, Recall@10): χ² = {statistic:.1}, p = {p:.3e}\n");

@@ -6,6 +6,7 @@ use paragraf_eval::report::Row;
 use paragraf_format::strategy::Strategy;
 
 use crate::components::errors::ErrorList;
+use crate::components::results::learned_label;
 use crate::context::Ctx;
 use crate::failure::Failure;
 use crate::load;
@@ -74,6 +75,14 @@ pub fn StrategiesPage() -> impl IntoView {
                 }.into_any());
             };
             let rows = report.rows.clone();
+            let learning = report.learning.as_ref().map(|l| {
+                let caveat = if l.guarded_here {
+                    ". Diese Fragen haben das Gelernte gedämpft (bis sie ohne es nicht besser abschnitten): die Werte mit Gelerntem sind nicht unabhängig gemessen"
+                } else {
+                    ""
+                };
+                view! { <p class="hint" id="report-learning">{format!("Rangfolge {}{caveat}.", learned_label(&l.provenance))}</p> }
+            });
             Ok(view! {
                 <p class="hint">{format!(
                     "{} Fragen, Einheitensuche {}{}",
@@ -81,6 +90,7 @@ pub fn StrategiesPage() -> impl IntoView {
                     report.unit_search,
                     report.query_embedding_ms_mean.map(|ms| format!(", Anfragevektor im Mittel {ms:.0} ms (nicht in den Latenzen)")).unwrap_or_default()
                 )}</p>
+                {learning}
                 {chart("Recall@10 (95-%-Bootstrap-Konfidenzintervall)", &rows, |r| r.recall10(), |r| Some(r.recall10_ci), |r| format!("{:.3} [{:.3}–{:.3}]", r.recall10(), r.recall10_ci.0, r.recall10_ci.1))}
                 {chart("Latenz je Anfrage (Median, ms; nativ)", &rows, |r| r.latency_ms.p50, |_| None, |r| format!("{:.2} ms (p95 {:.2})", r.latency_ms.p50, r.latency_ms.p95))}
                 {chart("Bündelgröße", &rows, |r| r.bundle_bytes as f64, |_| None, |r| crate::format_bytes(r.bundle_bytes))}

@@ -25,7 +25,7 @@ use paragraf_eval::baseline::{against_baseline, recall10_tsv};
 use paragraf_eval::gold::Gold;
 use paragraf_eval::harness::{evaluate, significance, Evaluation, Queries, Settings};
 use paragraf_eval::question::clean_question;
-use paragraf_eval::report::{Report, Row};
+use paragraf_eval::report::{Report, ReportLearning, Row};
 use paragraf_eval::tuning::{weight_cv, Grid, Tuned};
 use paragraf_eval::Question;
 use paragraf_format::strategy::parse_strategy_list;
@@ -224,9 +224,6 @@ enum AggregationArg {
 /// Picks a chart bar from a report row (or skips the row).
 type BarOf<'a> = Box<dyn Fn(&Row) -> Option<Bar> + 'a>;
 
-/// Said of figures with learning on the very questions that guarded it (`paragraf learn --guard`).
-const GUARDED_HERE: &str = "; these questions guarded learning (its signals were shrunk run by run until they ranked no worse), so the figures with learning are not held out";
-
 pub fn run(args: EvalArgs) -> Result<()> {
     let (mut questions, questions_sha256) = read_questions(&args.questions)?;
     if let Some(limit) = args.limit {
@@ -346,7 +343,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         println!("\nreport: {}", out.join("learning-cv.md").display());
         return Ok(());
     }
-    let mut learned_from = None;
+    let mut learned = None;
     if !args.no_learning {
         if let Some(learning) =
             crate::cmd::library::read_learned(&args.bundles, &manifest, &law_index.law)?
@@ -367,22 +364,19 @@ pub fn run(args: EvalArgs) -> Result<()> {
                     learning.provenance.source
                 );
             }
-            let p = &learning.provenance;
-            let mut line = format!(
-                "learned from {} questions ({}, {}; {})",
-                p.questions, p.source, p.date, p.licence
-            );
-            eprintln!("ranking with what was {line}");
-            let guarded_here = manifest
-                .learned
-                .as_ref()
-                .and_then(|l| l.guard.as_ref())
-                .is_some_and(|g| g.sha256 == questions_sha256);
-            if guarded_here {
-                line.push_str(GUARDED_HERE);
-                eprintln!("warning: {}", GUARDED_HERE.trim_start_matches("; "));
+            let report_learning = ReportLearning {
+                provenance: learning.provenance.clone(),
+                guarded_here: manifest
+                    .learned
+                    .as_ref()
+                    .and_then(|l| l.guard.as_ref())
+                    .is_some_and(|g| g.sha256 == questions_sha256),
+            };
+            eprintln!("ranking with what was {}", report_learning.line());
+            if report_learning.guarded_here {
+                eprintln!("warning: the figures with learning are not held out: these questions guarded it");
             }
-            learned_from = Some(line);
+            learned = Some(report_learning);
             law_index.set_learning(Some(learning));
         }
     }
@@ -564,7 +558,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         }
         .to_string(),
         title_weight: args.title_weight,
-        learned_from,
+        learning: learned,
         query_embedding_ms_mean: embed_ms,
         friedman,
         rows: evaluations.into_iter().map(|e| e.row).collect(),
