@@ -411,17 +411,6 @@ impl LawFinder {
         }))
     }
 
-    /// A finder over abbreviations and titles alone (`(abbreviation, title, active sections)` per law): a
-    /// catalogue without topics.
-    pub fn of_titles<'a>(laws: impl Iterator<Item = (&'a str, &'a str, u32)>) -> LawFinder {
-        LawFinder::catalogue(laws.map(|(law, title, sections)| CatalogueEntry {
-            law,
-            title,
-            sections: sections as usize,
-            topics: Vec::new(),
-        }))
-    }
-
     /// A finder over loaded laws, each with its [`topics`] (the index across laws routes questions with it).
     pub fn of_laws(laws: &[&Law]) -> LawFinder {
         LawFinder::catalogue(laws.iter().map(|l| CatalogueEntry {
