@@ -523,6 +523,32 @@ fn a_guard_shrinks_learning_until_questions_it_did_not_see_lose_nothing() {
         "{unlearned} vs {stdout}"
     );
     assert!((learned - with).abs() < 1e-3, "{learned} vs {stdout}");
+    // `paragraf eval --learn-per-fold --guard` chooses the same factor and its folds measure it, as learn's do.
+    let per_fold = eval_bm25(
+        &taught,
+        &dir,
+        &tmp.path().join("per-fold"),
+        &[
+            "--learn-per-fold",
+            "--folds",
+            "2",
+            "--guard",
+            lay.to_str().unwrap(),
+        ],
+    );
+    assert!(per_fold.status.success(), "{}", stderr(&per_fold));
+    let cv = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("- sections bm25 (× "))
+            .map(str::to_string)
+    };
+    assert_eq!(
+        cv(&String::from_utf8_lossy(&per_fold.stdout)),
+        cv(&stdout),
+        "{}",
+        String::from_utf8_lossy(&per_fold.stdout)
+    );
+
     // The manifest records the guard, and figures with learning on the guard say they are not held out.
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();

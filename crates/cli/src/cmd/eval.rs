@@ -150,6 +150,17 @@ pub struct EvalArgs {
     /// as `paragraf learn --across` does.
     #[arg(long, requires = "learn_per_fold", value_name = "QUESTIONS")]
     across: Option<PathBuf>,
+    /// With --learn-per-fold: questions learning must not hurt, as `paragraf learn --guard` takes them (none of
+    /// them among --questions): per run the learned signals are shrunk, fit on all --questions, until the guard
+    /// ranks no worse than without learning, and the folds measure those factors — what `paragraf learn --guard`
+    /// writes and cross-validates.
+    #[arg(
+        long,
+        requires = "learn_per_fold",
+        conflicts_with = "among",
+        value_name = "QUESTIONS"
+    )]
+    guard: Option<PathBuf>,
 }
 
 fn parse_routing_weights(text: &str) -> Result<RoutingWeights, String> {
@@ -307,6 +318,12 @@ pub fn run(args: EvalArgs) -> Result<()> {
             &args.strategies,
         )?;
         let prepared = crate::cmd::learn::prepare(&questions, &law_index);
+        let guard = match &args.guard {
+            Some(path) => {
+                Some(crate::cmd::learn::read_guard(path, &args.questions, &law_index, &prepared)?.0)
+            }
+            None => None,
+        };
         let model = strategies.first().map(|(_, s)| s.bundle.model.clone());
         let vectors = match (&model, needs_vectors) {
             (Some(model), true) => {
@@ -327,6 +344,20 @@ pub fn run(args: EvalArgs) -> Result<()> {
             vectors.as_deref(),
             &modes,
         )?;
+        let shrinks = match &guard {
+            Some(guard) => crate::cmd::learn::guard_factors(
+                &args.encoder,
+                guard,
+                &law_index,
+                &strategies,
+                model.as_deref(),
+                &prepared,
+                model_vectors,
+                &runs,
+                questions_sha256.clone(),
+            )?,
+            None => vec![paragraf_eval::learning::DEFAULT_SHRINK; runs.len()],
+        };
         let rows = crate::cmd::learn::cross_validated(
             &law_index.law,
             &prepared,
@@ -334,7 +365,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             &runs,
             args.folds,
             args.seed,
-            &vec![paragraf_eval::learning::DEFAULT_SHRINK; runs.len()],
+            &shrinks,
         );
         let md = paragraf_eval::learning::cv_markdown(&rows, args.folds, args.seed, args.rounds)?;
         let out = report_dir(&args)?;

@@ -224,7 +224,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
         );
     }
     let guard_questions = match &args.guard {
-        Some(path) => Some(read_guard(&args, path, &index, &prepared)?),
+        Some(path) => Some(read_guard(path, &args.questions, &index, &prepared)?),
         None => None,
     };
     let strategies = load_strategies(&args.bundles, &manifest, &index.law, &args.strategies)?;
@@ -254,29 +254,13 @@ pub fn run(args: LearnArgs) -> Result<()> {
         vectors.as_deref(),
         Mode::ALL,
     )?;
-    let provenance = Provenance {
-        source: args.source.clone(),
-        file_sha256,
-        questions: prepared.labelled.len() as u32,
-        skipped: prepared.skipped as u32,
-        date: today(),
-        licence: args.licence.clone(),
-    };
-    let members: Vec<usize> = (0..prepared.labelled.len()).collect();
-    let mut file: LearnedFile = learn(
-        &index.law,
-        paragraf_bundler::manifest::GENERATOR,
-        provenance,
-        &prepared.labelled,
-        &members,
-        model_vectors,
-        &runs,
-        &vec![1.0; runs.len()],
-    );
+    let provenance = provenance(&prepared, &args.source, file_sha256, &args.licence);
+    let mut file = fit_all(&index, &prepared, provenance, model_vectors, &runs);
     let guarded = match &guard_questions {
         Some((questions, sha256)) => {
             let guarded = guard(
-                &args,
+                &args.encoder,
+                args.shrink,
                 questions,
                 &file,
                 &index,
@@ -352,9 +336,9 @@ pub fn run(args: LearnArgs) -> Result<()> {
 
 /// `--guard`: its questions prepared for the law, checked before anything is learned: some must have gold in
 /// the law and none may be among the questions `learned` from.
-fn read_guard(
-    args: &LearnArgs,
+pub fn read_guard(
     path: &Path,
+    learned_from: &Path,
     index: &LawIndex,
     learned: &Prepared,
 ) -> Result<(Prepared, String)> {
@@ -377,7 +361,7 @@ fn read_guard(
             "--guard {}: {seen} of its {} usable questions are among the questions learned from ({}); a guard must be questions learning did not see",
             path.display(),
             guard.labelled.len(),
-            args.questions.display()
+            learned_from.display()
         );
     }
     Ok((guard, sha256))
@@ -385,8 +369,9 @@ fn read_guard(
 
 /// The `--guard` questions ranked with `file`'s fit (unshrunk) rankers; per run the factor chosen
 /// ([`learning::guard`]), printed.
-fn guard(
-    args: &LearnArgs,
+pub fn guard(
+    encoder: &QuestionEncoder,
+    shrink: f32,
     questions: &Prepared,
     file: &LearnedFile,
     index: &LawIndex,
@@ -394,7 +379,7 @@ fn guard(
     model: Option<&str>,
 ) -> Result<Vec<learning::Guarded>> {
     let vectors = match model {
-        Some(model) => Some(embed_questions(&questions.texts, &args.encoder, Some(model))?.0),
+        Some(model) => Some(embed_questions(&questions.texts, encoder, Some(model))?.0),
         None => None,
     };
     let model_vectors = model
@@ -409,17 +394,10 @@ fn guard(
     )?;
     let (learning, _) = file.clone().resolve(&index.law)?;
     let fitted: Vec<_> = file.rankers.iter().map(|r| r.weights).collect();
-    let guarded = learning::guard(
-        &learning,
-        &fitted,
-        &runs,
-        questions,
-        model_vectors,
-        args.shrink,
-    );
+    let guarded = learning::guard(&learning, &fitted, &runs, questions, model_vectors, shrink);
     print!(
         "{}",
-        learning::guard_markdown(&guarded, questions.labelled.len(), args.shrink)?
+        learning::guard_markdown(&guarded, questions.labelled.len(), shrink)?
     );
     println!();
     for g in guarded.iter().filter(|g| g.still_hurts()) {
@@ -429,6 +407,70 @@ fn guard(
         );
     }
     Ok(guarded)
+}
+
+/// Where what is learned from `prepared` comes from, as of today.
+fn provenance(prepared: &Prepared, source: &str, file_sha256: String, licence: &str) -> Provenance {
+    Provenance {
+        source: source.to_string(),
+        file_sha256,
+        questions: prepared.labelled.len() as u32,
+        skipped: prepared.skipped as u32,
+        date: today(),
+        licence: licence.to_string(),
+    }
+}
+
+/// Every run fit on all `prepared` questions, unshrunk: what the guard ranks, and what is written once shrunk.
+fn fit_all(
+    index: &LawIndex,
+    prepared: &Prepared,
+    provenance: Provenance,
+    model_vectors: Option<ModelVectors>,
+    runs: &[Run],
+) -> LearnedFile {
+    let members: Vec<usize> = (0..prepared.labelled.len()).collect();
+    learn(
+        &index.law,
+        paragraf_bundler::manifest::GENERATOR,
+        provenance,
+        &prepared.labelled,
+        &members,
+        model_vectors,
+        runs,
+        &vec![1.0; runs.len()],
+    )
+}
+
+/// Per run the factor `--guard` chooses for `prepared` (as `paragraf learn --guard` chooses it): every run fit
+/// on all of them unshrunk, the guard ranked with it ([`guard`], from [`DEFAULT_SHRINK`] down) — for
+/// `paragraf eval --learn-per-fold --guard`, whose folds then measure these factors.
+#[allow(clippy::too_many_arguments)]
+pub fn guard_factors(
+    encoder: &QuestionEncoder,
+    guard_questions: &Prepared,
+    index: &LawIndex,
+    strategies: &[(String, StrategyIndex)],
+    model: Option<&str>,
+    prepared: &Prepared,
+    model_vectors: Option<ModelVectors>,
+    runs: &[Run],
+    file_sha256: String,
+) -> Result<Vec<f32>> {
+    let provenance = provenance(prepared, "eval --learn-per-fold", file_sha256, "");
+    let file = fit_all(index, prepared, provenance, model_vectors, runs);
+    Ok(guard(
+        encoder,
+        DEFAULT_SHRINK,
+        guard_questions,
+        &file,
+        index,
+        strategies,
+        model,
+    )?
+    .iter()
+    .map(|g| g.factor)
+    .collect())
 }
 
 /// In a folder of many laws: the routing weights of `file`'s signals when all its laws are searched as one
