@@ -825,6 +825,16 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     assert!(cached_bundles(&browser).contains(&"GG.section.0123456789abcdef.pgb".to_string()));
     browser.goto(&format!("{origin}/?q=Versammlungsfreiheit&mode=bm25"));
     browser.wait_text(".results", "results online again", |t| t.contains("Art. 8"));
+    // Whole sections hit (`section`, BM25): the question's words are marked, as `paragraf search` marks them.
+    let marked: Vec<String> = serde_json::from_value(browser.script(
+        "return [...document.querySelectorAll('.results mark.hit2')].map(e => e.textContent);",
+        json!([]),
+    ))
+    .unwrap();
+    assert!(
+        marked.iter().any(|m| m == "Versammlungsfreiheit"),
+        "{marked:?}"
+    );
     let started = Instant::now();
     while cached_bundles(&browser).contains(&"GG.section.0123456789abcdef.pgb".to_string()) {
         assert!(
@@ -1972,6 +1982,16 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
     assert!(
         words(&section.text).starts_with(&words(snippet.trim_end_matches(" …"))),
         "{snippet}"
+    );
+    // The question's words are marked in it, as `paragraf search` marks them.
+    let marked: Vec<String> = serde_json::from_value(browser.script(
+        "return [...document.querySelectorAll('ol.federal li.hit:first-child .snippet mark.term')].map(e => e.textContent);",
+        json!([]),
+    ))
+    .unwrap();
+    assert!(
+        !marked.is_empty() && marked.iter().all(|w| question.contains(w.as_str())),
+        "{marked:?} in {snippet}"
     );
     let laws_found: std::collections::BTreeSet<String> =
         hits(&browser).into_iter().map(|h| h.0).collect();

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use leptos::prelude::*;
-use paragraf_core::results::LawCount;
+use paragraf_core::results::{excerpt, term_spans, Excerpt, LawCount};
 use paragraf_law::Law;
 
 use crate::components::results::{mode_label, vector_note};
@@ -14,9 +14,6 @@ use crate::context::Ctx;
 use crate::failure::Failure;
 use crate::load::{self, FederalOutcome, FederalResult, FederalVectorsNow};
 use crate::state::Page;
-
-/// Characters of a section's text shown under its heading.
-const SNIPPET_CHARS: usize = 320;
 
 /// The list for one search across laws.
 #[component]
@@ -69,7 +66,7 @@ pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
         .iter()
         .map(|result| {
             let text = texts[&result.law.law];
-            view! { <FederalItem result=result text=text/> }
+            view! { <FederalItem result=result text=text question=outcome.question.clone()/> }
         })
         .collect_view();
     let empty = outcome.results.is_empty();
@@ -128,6 +125,7 @@ pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
 fn FederalItem<'a>(
     result: &'a FederalResult,
     text: LocalResource<Result<Rc<Law>, Failure>>,
+    question: String,
 ) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let law = result.law.law.clone();
@@ -136,29 +134,24 @@ fn FederalItem<'a>(
     let (open, only) = (law.clone(), law.clone());
     // Heading and text arrive with the law's bundle.
     let snippet = move || {
-        let law = law.clone();
+        let (law, question) = (law.clone(), question.clone());
         Suspend::new(async move {
             // Plain values only across the await (`Suspend` wants a `Send` future).
-            let shown: Result<(String, String), String> = match text.await {
+            let shown: Result<Option<(String, Excerpt)>, String> = match text.await {
+                // Around the question's first word, its words marked, as `paragraf search` shows it.
                 Ok(l) => Ok(l
                     .sections
                     .get(section)
-                    .map(|s| {
-                        let mut t: String = s.text.chars().take(SNIPPET_CHARS).collect();
-                        if s.text.chars().count() > SNIPPET_CHARS {
-                            t.push_str(" …");
-                        }
-                        (s.title.clone(), t)
-                    })
-                    .unwrap_or_default()),
+                    .map(|s| (s.title.clone(), excerpt(s, &term_spans(&s.text, &question))))),
                 Err(failure) => Err(failure.to_string()),
             };
             match shown {
-                Ok((title, t)) => view! {
+                Ok(Some((title, e))) => view! {
                     <p class="section-title">{title}</p>
-                    <p class="snippet">{t}</p>
+                    <p class="snippet">{marked(&e)}</p>
                 }
                 .into_any(),
+                Ok(None) => ().into_any(),
                 Err(why) => view! {
                     <p class="law-problem" role="status">{format!("Text von {law} nicht geladen: {why}")}</p>
                 }
@@ -185,5 +178,24 @@ fn FederalItem<'a>(
             </p>
             <Suspense fallback=|| view! { <p class="snippet loading">"Text wird geladen …"</p> }>{snippet}</Suspense>
         </li>
+    }
+}
+
+/// An excerpt as text with its highlights marked, "…" where text was left out.
+fn marked(e: &Excerpt) -> impl IntoView {
+    let text = e.text.as_str();
+    let mut parts = Vec::new();
+    let mut at = 0;
+    for &(a, b) in &e.highlights {
+        let (a, b) = (a as usize, b as usize);
+        parts.push(text[at..a].to_string().into_any());
+        parts.push(view! { <mark class="term">{text[a..b].to_string()}</mark> }.into_any());
+        at = b;
+    }
+    parts.push(text[at..].to_string().into_any());
+    view! {
+        {e.cut_start.then_some("… ")}
+        {parts}
+        {e.cut_end.then_some(" …")}
     }
 }

@@ -9,7 +9,9 @@ use crate::context::Ctx;
 use crate::highlight::runs;
 use crate::load::{Embedded, Outcome, VectorSource};
 use crate::state::UrlState;
-use paragraf_core::results::{citations, cited_by, hit_spans, Citation, MAX_HIT_CITATIONS};
+use paragraf_core::results::{
+    citations, cited_by, hit_spans, term_spans, Citation, MAX_HIT_CITATIONS,
+};
 use paragraf_engine::learning::{Provenance, GERLAYQA_LICENCE};
 use paragraf_law::definitions::Definition;
 
@@ -213,11 +215,19 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
     let i = hit.section as usize;
     let section = &law.sections[i];
     let path = law.path_label(i);
-    let spans = outcome
+    let mut spans = outcome
         .strategy
         .as_ref()
         .map(|s| hit_spans(&s.index.bundle, hit.section, section, &hit.units))
         .unwrap_or_default();
+    if spans.is_empty() {
+        // No unit narrower than the section was hit (`section`, BM25): the question's words are marked, as
+        // `paragraf search` marks them, in the lighter colour.
+        spans = term_spans(&section.text, &outcome.question)
+            .into_iter()
+            .map(|r| (2, r))
+            .collect();
+    }
     let units = if hit.units.is_empty() {
         String::new()
     } else {

@@ -193,6 +193,8 @@ pub struct FederalOutcome {
     pub number: u32,
     /// The law the question names, when it is searched among others ("Meinten Sie das Gesetz …?").
     pub named: Option<LawEntry>,
+    /// The question searched (its words are marked in the results' excerpts).
+    pub question: String,
 }
 
 /// What the user asked of all laws.
@@ -325,6 +327,7 @@ pub async fn run_federal_search(
         embedded,
         number: SEARCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
         named,
+        question: query,
     }))
 }
 

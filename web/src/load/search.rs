@@ -30,6 +30,8 @@ pub struct Outcome {
     pub graph_weight: f32,
     /// The Absätze and Sätze the query cites (`§ 551 Abs. 2`): section and byte range, marked and scrolled to.
     pub cited_units: Vec<(usize, std::ops::Range<usize>)>,
+    /// The question searched (its words are marked in a section no narrower unit of which was hit).
+    pub question: String,
 }
 
 /// What the user asked for.
@@ -119,5 +121,6 @@ pub async fn run_search(
         retrieval_ms,
         embedded,
         graph_weight: options.graph_weight,
+        question: query,
     }))
 }
