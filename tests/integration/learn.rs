@@ -409,6 +409,43 @@ fn learned_dense_and_hybrid_rankers_vote_with_question_vectors() {
     ] {
         assert!(stdout.contains(run), "{run} missing:\n{stdout}");
     }
+    // `eval --learn-per-fold --guard` over a folder with vectors guards the runs of the modes asked for.
+    let guard = tmp.path().join("guard.json");
+    std::fs::write(
+        &guard,
+        serde_json::json!([
+            {"Question_text": "Darf die Polizei ohne Richter meine Wohnung durchsuchen?", "Paragraphs": ["Art 13"]},
+            {"Question_text": "Muss ich eine Demonstration vorher anmelden?", "Paragraphs": ["Art 8"]},
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    for modes in ["bm25", "hybrid"] {
+        let out = run(&[
+            "eval",
+            "--questions",
+            questions.to_str().unwrap(),
+            "--bundles",
+            dir.to_str().unwrap(),
+            "--strategies",
+            "section",
+            "--modes",
+            modes,
+            "--learn-per-fold",
+            "--folds",
+            "2",
+            "--guard",
+            guard.to_str().unwrap(),
+            "--out",
+            tmp.path()
+                .join(format!("per-fold-{modes}"))
+                .to_str()
+                .unwrap(),
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{modes}: {}", stderr(&out));
+        assert!(stdout.contains("# Guard: 2 questions"), "{stdout}");
+    }
     let listed = manifest(&dir).learned.unwrap();
     let file =
         LearnedFile::from_bytes(&std::fs::read(dir.join(&listed.file.file)).unwrap()).unwrap();

@@ -156,7 +156,7 @@ pub enum Failure {
         /// The bundle's model.
         bundle: String,
     },
-    /// The question is not searched (longer than the engine accepts; an empty one never runs).
+    /// The question is not searched: longer than the engine accepts, or nothing but spaces.
     Question(QuestionError),
     /// The search itself failed.
     Search(EngineError),

@@ -15,8 +15,9 @@ use paragraf_engine::learning::fit::{
     cross_validate, ranking_of, HeldOut, Labelled, ModelVectors, Run,
 };
 use paragraf_engine::learning::{question_hash, CvFigures, Learning, Weights};
-use paragraf_engine::{first_stages, EngineError, LawIndex, Mode, SearchOptions, StrategyIndex};
-use paragraf_index::fusion::{reciprocal_rank_fusion, Ranked, DEFAULT_RRF_K};
+use paragraf_engine::{
+    first_stages, fuse, EngineError, LawIndex, Mode, SearchOptions, StrategyIndex,
+};
 use paragraf_index::Hit;
 use paragraf_law::Law;
 use paragraf_stats::metrics::{recall_at, reciprocal_rank_at};
@@ -212,18 +213,13 @@ pub fn unlearned(run: &Run, q: usize) -> Vec<u32> {
     let ids = |h: &[Hit]| h.iter().take(depth).map(|h| h.index).collect::<Vec<u32>>();
     match (run.mode, dense) {
         (Mode::Hybrid, Some(dense)) => {
-            let (l, d) = (ids(lexical), ids(dense));
-            let lists = [
-                Ranked {
-                    ids: &l,
-                    weight: 1.0,
-                },
-                Ranked {
-                    ids: &d,
-                    weight: 1.0,
-                },
-            ];
-            ids(&reciprocal_rank_fusion(&lists, DEFAULT_RRF_K, 100))
+            let cut = |h: &[Hit]| h[..h.len().min(depth)].to_vec();
+            ids(&fuse(
+                &SearchOptions::default(),
+                &cut(lexical),
+                &cut(dense),
+                100,
+            ))
         }
         (Mode::Dense, Some(dense)) => ids(dense),
         _ => ids(lexical),

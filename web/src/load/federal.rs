@@ -30,9 +30,32 @@ pub struct LoadedFederal {
     shards: RefCell<HashMap<u32, Rc<PostingShard>>>,
     /// Time to check the head against the manifest, ms.
     pub verify_ms: f64,
-    /// Law routing over the head's laws, from the catalogue (made at the first search): which law a question
-    /// belongs to, and the law it names ("Meinten Sie das Gesetz …?").
-    router: std::cell::OnceCell<Router>,
+    /// Law routing over the head's laws, from the catalogue it was made with (at the first search, and again
+    /// when the catalogue changes): which law a question belongs to, and the law it names.
+    router: RefCell<Option<(Rc<Manifest>, Rc<Router>)>>,
+}
+
+impl LoadedFederal {
+    /// The router over the head's laws for `manifest`'s catalogue (`catalogue`: its laws by abbreviation).
+    fn router_for(
+        &self,
+        manifest: &Rc<Manifest>,
+        catalogue: &HashMap<&str, &LawEntry>,
+    ) -> Rc<Router> {
+        let mut cached = self.router.borrow_mut();
+        match &*cached {
+            Some((made_for, router)) if Rc::ptr_eq(made_for, manifest) => router.clone(),
+            _ => {
+                let router = Rc::new(Router::of_catalogue(self.head.laws().iter().map(|l| {
+                    catalogue.get(l.as_str()).map_or(("", "", 0), |e| {
+                        (e.law.as_str(), e.title.as_str(), e.sections as u32)
+                    })
+                })));
+                *cached = Some((manifest.clone(), router.clone()));
+                router
+            }
+        }
+    }
 }
 
 /// The head of the manifest's index across laws, verified and checked; `None` when the folder has none.
@@ -69,7 +92,7 @@ pub async fn federal(
         head,
         shards: RefCell::new(HashMap::new()),
         verify_ms,
-        router: std::cell::OnceCell::new(),
+        router: RefCell::new(None),
     });
     remember(&loaded.entry.head.file, &loaded);
     Ok(Some(loaded))
@@ -263,17 +286,29 @@ pub async fn run_federal_search(
         mode,
         ..SearchOptions::default()
     };
+    // Routed by law as `paragraf search` routes, with what the catalogue says of each law (a law it no longer
+    // lists has no name); made again when the catalogue changes.
+    let router = federal.router_for(&manifest, &catalogue);
+    // The law the question names: among all laws the router's, among a chosen set that set's own (a word may
+    // name one law of the set and several of the catalogue).
+    let searched: Vec<(usize, &LawEntry)> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| e.map(|e| (i, e)))
+        .collect();
+    let mut asked = router.ask(&query);
+    asked.named = match (searched.len() > 1, only.is_empty()) {
+        (false, _) => None,
+        (true, true) => asked.named,
+        (true, false) => paragraf_core::finder::LawNames::new(
+            searched
+                .iter()
+                .map(|(_, l)| (l.law.as_str(), l.title.as_str())),
+        )
+        .named(&query)
+        .map(|k| searched[k].0),
+    };
     let t0 = fetch::now_ms();
-    // Routed by law as `paragraf search` routes, with what the catalogue says of each law (its title, not its
-    // headings: those are in the law finder's topics file, which a search does not wait for).
-    let router = federal.router.get_or_init(|| {
-        Router::of_catalogue(head.laws().iter().map(|l| {
-            catalogue.get(l.as_str()).map_or((l.as_str(), "", 0), |e| {
-                (e.law.as_str(), e.title.as_str(), e.sections as u32)
-            })
-        }))
-    });
-    let asked = router.ask(&query);
     let shards = federal.shards.borrow();
     let (hits, ran) = head
         .search(
@@ -282,7 +317,7 @@ pub async fn run_federal_search(
             &options,
             |n| shards.get(&n).map(|s| s.as_ref()),
             |l| entries[l as usize].is_some(),
-            Some((router, &asked)),
+            Some((&router, &asked)),
         )
         .map_err(|e| {
             bundle_failure(
@@ -304,17 +339,7 @@ pub async fn run_federal_search(
             }
         })
         .collect();
-    let searched: Vec<&LawEntry> = entries.iter().flatten().copied().collect();
-    // The whole catalogue's names are the router's; a narrowed set's are worked out for each search.
-    let named = match (searched.len() > 1, only.is_empty()) {
-        (false, _) => None,
-        (true, true) => asked.named.and_then(|i| entries[i].cloned()),
-        (true, false) => paragraf_core::finder::LawNames::new(
-            searched.iter().map(|l| (l.law.as_str(), l.title.as_str())),
-        )
-        .named(&query)
-        .map(|i| searched[i].clone()),
-    };
+    let named = asked.named.and_then(|i| entries[i].cloned());
     static SEARCHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     Ok(Rc::new(FederalOutcome {
         results,

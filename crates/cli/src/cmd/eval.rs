@@ -152,8 +152,8 @@ pub struct EvalArgs {
     across: Option<PathBuf>,
     /// With --learn-per-fold: questions learning must not hurt, as `paragraf learn --guard` takes them (none of
     /// them among --questions): per run the learned signals are shrunk, fit on all --questions, until the guard
-    /// ranks no worse than without learning, and the folds measure those factors — what `paragraf learn --guard`
-    /// writes and cross-validates.
+    /// ranks no worse than without learning (from 0.75 down, learn's default --shrink), and the folds measure
+    /// those factors — what `paragraf learn --guard` writes and cross-validates.
     #[arg(
         long,
         requires = "learn_per_fold",
@@ -354,6 +354,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
                 &prepared,
                 model_vectors,
                 &runs,
+                &modes,
                 questions_sha256.clone(),
             )?,
             None => vec![paragraf_eval::learning::DEFAULT_SHRINK; runs.len()],

@@ -261,6 +261,7 @@ pub fn run(args: LearnArgs) -> Result<()> {
             let guarded = guard(
                 &args.encoder,
                 args.shrink,
+                Mode::ALL,
                 questions,
                 &file,
                 &index,
@@ -369,16 +370,19 @@ pub fn read_guard(
 
 /// The `--guard` questions ranked with `file`'s fit (unshrunk) rankers; per run the factor chosen
 /// ([`learning::guard`]), printed.
+#[allow(clippy::too_many_arguments)]
 pub fn guard(
     encoder: &QuestionEncoder,
     shrink: f32,
+    modes: &[Mode],
     questions: &Prepared,
     file: &LearnedFile,
     index: &LawIndex,
     strategies: &[(String, StrategyIndex)],
     model: Option<&str>,
 ) -> Result<Vec<learning::Guarded>> {
-    let vectors = match model {
+    // The questions' vectors only when a run wants them (the runs are the modes asked for, as learn's).
+    let vectors = match model.filter(|_| modes.iter().any(|m| *m != Mode::Bm25)) {
         Some(model) => Some(embed_questions(&questions.texts, encoder, Some(model))?.0),
         None => None,
     };
@@ -390,7 +394,7 @@ pub fn guard(
         strategies,
         &questions.texts,
         vectors.as_deref(),
-        Mode::ALL,
+        modes,
     )?;
     let (learning, _) = file.clone().resolve(&index.law)?;
     let fitted: Vec<_> = file.rankers.iter().map(|r| r.weights).collect();
@@ -442,9 +446,9 @@ fn fit_all(
     )
 }
 
-/// Per run the factor `--guard` chooses for `prepared` (as `paragraf learn --guard` chooses it): every run fit
-/// on all of them unshrunk, the guard ranked with it ([`guard`], from [`DEFAULT_SHRINK`] down) — for
-/// `paragraf eval --learn-per-fold --guard`, whose folds then measure these factors.
+/// Per run (`runs`, of `modes`) the factor `--guard` chooses for `prepared`, as `paragraf learn --guard` chooses
+/// it with its default `--shrink`: every run fit on all of them unshrunk, the guard ranked with it ([`guard`],
+/// from [`DEFAULT_SHRINK`] down) — for `paragraf eval --learn-per-fold --guard`, whose folds then measure them.
 #[allow(clippy::too_many_arguments)]
 pub fn guard_factors(
     encoder: &QuestionEncoder,
@@ -455,6 +459,7 @@ pub fn guard_factors(
     prepared: &Prepared,
     model_vectors: Option<ModelVectors>,
     runs: &[Run],
+    modes: &[Mode],
     file_sha256: String,
 ) -> Result<Vec<f32>> {
     let provenance = provenance(prepared, "eval --learn-per-fold", file_sha256, "");
@@ -462,6 +467,7 @@ pub fn guard_factors(
     Ok(guard(
         encoder,
         DEFAULT_SHRINK,
+        modes,
         guard_questions,
         &file,
         index,

@@ -85,6 +85,14 @@ pub enum FederalFileError {
     /// A vectors file made for another head.
     #[error("the section vectors belong to another index head than this one. Most likely the folder mixes files of two builds; rebuild with `paragraf federal`")]
     WrongHead,
+    /// A law router made for other laws than this head's.
+    #[error("the law router knows {router} laws but the index across laws has {head}. Most likely the folder mixes files of two builds; rebuild with `paragraf federal`")]
+    RouterMismatch {
+        /// Laws the router knows.
+        router: usize,
+        /// Laws of the head.
+        head: usize,
+    },
     /// The search needs a shard that is not loaded.
     #[error("the search needs posting shard {0}, which is not loaded")]
     MissingShard(u32),
@@ -741,6 +749,12 @@ impl FederalHead {
         routing: Option<(&Router, &LawQuery)>,
     ) -> Result<(Vec<FederalHit>, Mode), FederalFileError> {
         let routing = routing.filter(|_| options.route_laws);
+        if let Some((router, _)) = routing.filter(|(r, _)| r.laws() != self.laws.len()) {
+            return Err(FederalFileError::RouterMismatch {
+                router: router.laws(),
+                head: self.laws.len(),
+            });
+        }
         let first_options = match routing {
             Some(_) => first_stage_options(options),
             None => *options,

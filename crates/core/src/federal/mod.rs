@@ -1033,6 +1033,21 @@ mod tests {
             !hits.is_empty() && hits.iter().all(|h| h.law == 0),
             "{hits:?}"
         );
+        // A router made for other laws is refused.
+        let other_router = Router::of_catalogue([("MietG", "MietG", 2)]);
+        assert_eq!(
+            head.search(
+                &terms,
+                None,
+                &options,
+                all,
+                |_| true,
+                Some((&other_router, &other_router.ask("Kaution"))),
+            )
+            .unwrap_err()
+            .to_string(),
+            "the law router knows 1 laws but the index across laws has 2. Most likely the folder mixes files of two builds; rebuild with `paragraf federal`"
+        );
         // A needed shard that is missing is named; a shard file under another number is refused.
         let terms = head.query_terms("Kaution");
         let needed = head.shards_for(&terms)[0];

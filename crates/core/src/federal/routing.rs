@@ -383,6 +383,11 @@ impl Router {
         )
     }
 
+    /// How many laws it routes among (indices as in the index across laws it was made for).
+    pub fn laws(&self) -> usize {
+        self.signals.len()
+    }
+
     fn with(signals: Vec<LawSignals>, finder: Option<LawFinder>, names: LawNames) -> Router {
         let max_cited = signals.iter().map(|s| s.cited_by).max().unwrap_or(0) as f32;
         let max_size = signals.iter().map(|s| s.sections).max().unwrap_or(0) as f32;
