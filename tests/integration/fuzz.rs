@@ -1,7 +1,7 @@
 //! The bounded fuzz run of every `cargo test`: a fixed seed, [`INPUTS`] mutated inputs per target, over the readers
 //! of untrusted files — law and strategy bundles (then index and search), the thesaurus file (then a law's
 //! expansion table, expansion and weighted search), the index across laws (head and posting shards, then search in every mode; the law finder's
-//! topics, then the finder), the learned file (then learned search in every mode), the browser's
+//! topics, then the finder; the cited-by file, then its lookups), the learned file (then learned search in every mode), the browser's
 //! e5 model file (then embedding), the manifest, the law XML parser and the model
 //! container. Seeds are real files (the GG test bundles, the GG's XML) plus a tiny model container;
 //! mutation and the per-input work are `paragraf_fuzz`'s, shared with the cargo-fuzz targets for long runs.
@@ -264,6 +264,32 @@ fn topics_files_with_the_law_finder() {
         &seeds,
         |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::finder::TOPICS),
         |input| fuzz::topics_file(input, &manifest.laws),
+    );
+}
+
+#[test]
+fn cited_by_files() {
+    let dir = crate::util::federal_sample_bundles();
+    let manifest = Manifest::parse(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let shards = &manifest
+        .federal
+        .as_ref()
+        .expect("the sample has an index across laws")
+        .cited_by;
+    // The first shard (listed under no law) is the seed: mutants are read as it.
+    let first = shards
+        .first()
+        .expect("the sample's index has cited-by shards");
+    let seeds = vec![std::fs::read(dir.join(&first.file.file)).unwrap()];
+    assert!(
+        fuzz::cited_by_file(&seeds[0], &first.from),
+        "the sample's cited-by shard decodes"
+    );
+    run(
+        "cited-by file",
+        &seeds,
+        |m, seed, donor| m.mutate_framed(seed, donor, paragraf_core::federal::cited::CITED_BY),
+        |input| fuzz::cited_by_file(input, ""),
     );
 }
 

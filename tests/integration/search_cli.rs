@@ -385,36 +385,81 @@ fn show_names_the_sections_of_other_laws_that_cite_a_section() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    let shown = run(&[
-        "show",
-        "BGB",
-        "§ 574",
-        "--json",
-        "--bundles",
-        out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&shown.stderr);
-    assert!(shown.status.success(), "{stderr}");
+    // The sections of other laws citing BGB § 574, and what `show` said on stderr while finding them.
+    let citing = || -> (Vec<String>, String) {
+        let shown = run(&[
+            "show",
+            "BGB",
+            "§ 574",
+            "--json",
+            "--bundles",
+            out.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&shown.stderr).to_string();
+        assert!(shown.status.success(), "{stderr}");
+        let s: Value = serde_json::from_slice(&shown.stdout).unwrap();
+        let citing = s["cited_by_other_laws"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {}",
+                    c["law"].as_str().unwrap(),
+                    c["designation"].as_str().unwrap()
+                )
+            })
+            .collect();
+        (citing, stderr)
+    };
+    // From the folder's cited-by shard, which `paragraf federal` (run by `build --laws`) wrote.
+    let (from_shard, stderr) = citing();
     assert!(
-        stderr.contains("reading the folder's 2 laws for their citations of each other"),
+        stderr.contains("loaded 1 cited-by shard (") && !stderr.contains("reading the folder's"),
         "{stderr}"
     );
-    let s: Value = serde_json::from_slice(&shown.stdout).unwrap();
     // ZPO § 93b: "… nach den §§ 574 bis 574b des Bürgerlichen Gesetzbuchs …" (the law named in words).
-    let citing: Vec<String> = s["cited_by_other_laws"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            format!(
-                "{} {}",
-                c["law"].as_str().unwrap(),
-                c["designation"].as_str().unwrap()
-            )
-        })
-        .collect();
-    assert!(citing.contains(&"ZPO § 93b".to_string()), "{citing:?}");
-    assert!(citing.iter().all(|c| c.starts_with("ZPO ")), "{citing:?}");
+    assert!(
+        from_shard.contains(&"ZPO § 93b".to_string()),
+        "{from_shard:?}"
+    );
+    assert!(
+        from_shard.iter().all(|c| c.starts_with("ZPO ")),
+        "{from_shard:?}"
+    );
+    // A damaged shard is named, and the laws are read instead: the same sections.
+    let manifest_path = out.join("manifest.json");
+    let manifest: Value = serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
+    let shard = out.join(
+        manifest["federal"]["cited_by"][0]["file"]["file"]
+            .as_str()
+            .unwrap(),
+    );
+    let good = std::fs::read(&shard).unwrap();
+    let mut bad = good.clone();
+    *bad.last_mut().unwrap() ^= 1;
+    std::fs::write(&shard, bad).unwrap();
+    let (from_laws, stderr) = citing();
+    assert!(
+        stderr.contains("does not match the manifest")
+            && stderr.contains("reading the folder's laws instead")
+            && stderr.contains("reading the folder's 2 laws for their citations of each other"),
+        "{stderr}"
+    );
+    assert_eq!(from_laws, from_shard);
+    // A folder indexed before the shards existed: said, and the laws are read.
+    std::fs::write(&shard, good).unwrap();
+    let mut older = manifest.clone();
+    older["federal"].as_object_mut().unwrap().remove("cited_by");
+    std::fs::write(&manifest_path, serde_json::to_vec_pretty(&older).unwrap()).unwrap();
+    let (from_laws, stderr) = citing();
+    assert!(stderr.contains("has no cited-by files"), "{stderr}");
+    assert_eq!(from_laws, from_shard);
+    std::fs::write(
+        &manifest_path,
+        serde_json::to_vec_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
     let text = run_ok(&["show", "BGB", "574", "--bundles", out.to_str().unwrap()]);
     let line = text
         .lines()

@@ -2280,9 +2280,10 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
 }
 
 /// A citation of another law (`§ 1 Abs. 2 Satz 2 AufbhG` in the AufbhV, two real laws of the archive) is a link:
-/// it opens the cited law (its bundles load then) with the cited section first.
+/// it opens the cited law (its bundles load then) with the cited section first, which names the citing section
+/// under "Zitiert in anderen Gesetzen", a link back. A damaged cited-by shard is named; the results stay.
 #[test]
-fn a_citation_of_another_law_opens_that_law_at_the_cited_section() {
+fn a_citation_of_another_law_opens_that_law_at_the_cited_section_and_back() {
     let dir = temp_dir();
     let bundles = dir.path().join("bundles");
     crate::util::run_ok(&crate::federal::build_laws(
@@ -2315,8 +2316,52 @@ fn a_citation_of_another_law_opens_that_law_at_the_cited_section() {
     );
     assert!(browser.text("#r0").unwrap().contains("zitiert"));
     assert!(browser.current_url().contains("law=AufbhG"));
+    // And back: the cited section names the citing one among "Zitiert in anderen Gesetzen" (the folder's
+    // cited-by shard, fetched after the results), a link that opens the citing law at that section.
+    let back = "#r0 .cited-elsewhere a.external[data-law=\"AufbhV\"]";
+    let label = browser.wait_text(back, "the citing section of the other law", |t| {
+        t.ends_with(" AufbhV")
+    });
+    let citing = label.trim_end_matches(" AufbhV").to_string();
+    browser.click(back);
+    browser.wait_text("#result-meta", "results in the citing law", |t| {
+        t.contains("Treffer in AufbhV ")
+    });
+    let first = browser.wait_text("#r0 h2", "the citing section first", |t| !t.is_empty());
+    assert!(first.starts_with(&citing), "{first} is not {citing}");
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
+
+    // A damaged cited-by shard is named above the results, which stay.
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(bundles.join("manifest.json")).unwrap()).unwrap();
+    let shard = manifest["federal"]["cited_by"][0]["file"]["file"]
+        .as_str()
+        .expect("a cited-by shard")
+        .to_string();
+    let broken = dir.path().join("broken");
+    crate::util::copy_folder(&bundles, &broken);
+    let mut bytes = std::fs::read(broken.join(&shard)).unwrap();
+    *bytes.last_mut().unwrap() ^= 1;
+    std::fs::write(broken.join(&shard), bytes).unwrap();
+    let site = crate::util::serve_static(vec![
+        ("/bundles/".into(), broken.clone()),
+        ("/".into(), dist()),
+    ]);
+    browser.goto(&format!(
+        "http://{site}/?law=AufbhG&mode=bm25&q={}",
+        crate::util::form_encode(&designation)
+    ));
+    let problem = browser.wait_text(".cited-by-problem", "the damaged shard named", |t| {
+        !t.is_empty()
+    });
+    assert!(
+        problem.starts_with(&format!("Verweise aus anderen Gesetzen {shard}: "))
+            && problem.contains("SHA-256"),
+        "{problem}"
+    );
+    assert!(browser.text("#r0 h2").unwrap().starts_with(&designation));
+    assert!(browser.text("#r0 .cited-elsewhere").is_none());
 }
 
 /// A folder built with `--strategies none` (law bundles and the index across laws, no vectors): one law and all

@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use paragraf_core::federal::cited::CitedByError;
 use paragraf_core::federal::files::FederalFileError;
 use paragraf_core::finder::TopicsError;
 use paragraf_core::manifest::ManifestError;
@@ -26,6 +27,8 @@ pub enum BundleKind {
     Federal,
     /// The law finder's topics of all laws.
     Topics,
+    /// Which sections of other laws cite a law's sections.
+    CitedBy,
     /// What was learned from past questions (`paragraf learn`).
     Learned,
 }
@@ -39,6 +42,7 @@ impl BundleKind {
             BundleKind::Expansions => "Synonymtabelle",
             BundleKind::Federal => "Gesamtindex",
             BundleKind::Topics => "Themenliste",
+            BundleKind::CitedBy => "Verweise aus anderen Gesetzen",
             BundleKind::Learned => "Gelerntes aus Laienfragen",
         }
     }
@@ -60,6 +64,8 @@ pub enum BundleProblem {
     Federal(FederalFileError),
     /// A topics file that does not decode or breaks its limits.
     Topics(TopicsError),
+    /// A cited-by shard that does not decode, breaks its invariants or is another range than listed.
+    CitedBy(CitedByError),
     /// A learned file that does not decode, breaks its limits or belongs to another law.
     Learned(LearningError),
 }
@@ -217,6 +223,7 @@ impl fmt::Display for Failure {
                     BundleProblem::Expansions(e) => write!(f, "{e}"),
                     BundleProblem::Federal(e) => write!(f, "{e}"),
                     BundleProblem::Topics(e) => write!(f, "{e}"),
+                    BundleProblem::CitedBy(e) => write!(f, "{e}"),
                     BundleProblem::Learned(e) => write!(f, "{e}"),
                 }
             }

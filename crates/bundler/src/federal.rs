@@ -1,16 +1,18 @@
 //! `paragraf federal`: the index across all laws of a bundle folder, as the browser fetches it
 //! ([`paragraf_core::federal::files`]): one head file, posting shards and the section vectors, content-hashed and
-//! listed in the manifest, and the law finder's topics of every law ([`TopicsFile`]). `paragraf build --laws`
+//! listed in the manifest, the law finder's topics of every law ([`TopicsFile`]) and which sections of other laws
+//! cite each section (shards of [`CitedByFile`]). `paragraf build --laws`
 //! writes it after its laws; rewriting it for an unchanged folder writes the same names. Files of the index it
 //! replaces are deleted after the manifest no longer lists them.
 
 use std::path::Path;
 use std::time::Instant;
 
+use paragraf_core::federal::cited::{self, cited_by_shards, CitedByFile};
 use paragraf_core::federal::files::FederalHead;
 use paragraf_core::federal::{FederalLaw, SECTION_STRATEGY};
 use paragraf_core::finder::TopicsFile;
-use paragraf_core::manifest::{FederalEntry, FileEntry, VectorsEntry};
+use paragraf_core::manifest::{CitedByEntry, FederalEntry, FileEntry, VectorsEntry};
 use paragraf_engine::bundle::StrategyBundle;
 use paragraf_format::digest::sha256_hex;
 use paragraf_format::fault::{Blame, Fault};
@@ -27,6 +29,8 @@ pub struct FederalSummary {
     pub entry: FederalEntry,
     /// Vocabulary size.
     pub terms: usize,
+    /// Sections cited by another law.
+    pub cited_sections: usize,
     /// Bytes of the head's parts ([`FederalHead::part_bytes`]).
     pub parts: [(&'static str, usize); 3],
     /// Seconds to read the laws.
@@ -124,6 +128,11 @@ pub fn write(
     let built = FederalHead::build(&parts, shard_bytes)?;
     drop(parts);
     let topics = TopicsFile::of(manifest::GENERATOR, laws.iter().map(|(law, _)| law));
+    let cited_by = cited_by_shards(
+        manifest::GENERATOR,
+        &laws.iter().map(|(law, _)| law).collect::<Vec<_>>(),
+        cited::SHARD_BYTES,
+    );
     drop(laws);
     let written = |stem: &str, bytes: Vec<u8>| -> Result<FileEntry, BuildError> {
         let file = write_hashed(dir, stem, &bytes)?;
@@ -162,6 +171,16 @@ pub fn write(
         sections: head.len(),
         vectors,
         topics: Some(written("topics", topics.to_bytes())?),
+        cited_by: cited_by
+            .iter()
+            .enumerate()
+            .map(|(n, shard)| {
+                Ok(CitedByEntry {
+                    from: shard.from.clone(),
+                    file: written(&format!("cited-by-{n}"), shard.to_bytes())?,
+                })
+            })
+            .collect::<Result<Vec<_>, BuildError>>()?,
     };
     let old = listed.federal.replace(entry.clone());
     manifest::save(&mut listed, dir)?;
@@ -174,6 +193,7 @@ pub fn write(
     Ok(FederalSummary {
         entry,
         terms: head.terms(),
+        cited_sections: cited_by.iter().map(CitedByFile::len).sum(),
         parts: head.part_bytes(),
         seconds_reading,
         seconds_indexing: started.elapsed().as_secs_f64(),

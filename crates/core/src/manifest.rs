@@ -144,8 +144,8 @@ pub struct FileEntry {
     pub sha256: String,
 }
 
-/// The index across laws: its head file, its posting shards, its section vectors, the law finder's topics, and
-/// what it holds.
+/// The index across laws: its head file, its posting shards, its section vectors, the law finder's topics, the
+/// citations across laws, and what it holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FederalEntry {
     /// The head file (laws, sections, dictionary).
@@ -163,6 +163,19 @@ pub struct FederalEntry {
     /// it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topics: Option<FileEntry>,
+    /// Which sections of other laws cite each section ([`crate::federal::cited`]), in shards of contiguous
+    /// ranges of cited laws; empty in folders indexed before they existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cited_by: Vec<CitedByEntry>,
+}
+
+/// A shard of the citations across laws ([`crate::federal::cited::CitedByFile`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CitedByEntry {
+    /// The first cited law it holds (the first shard: empty); it holds the laws up to the next shard's first.
+    pub from: String,
+    /// The shard.
+    pub file: FileEntry,
 }
 
 impl FederalEntry {
@@ -172,6 +185,12 @@ impl FederalEntry {
             .chain(&self.shards)
             .chain(self.vectors.iter().map(|v| &v.file))
             .chain(&self.topics)
+            .chain(self.cited_by.iter().map(|c| &c.file))
+    }
+
+    /// The cited-by shard that holds the sections of `law` ([`crate::federal::cited::shard_for`]).
+    pub fn cited_by_shard(&self, law: &str) -> Option<&CitedByEntry> {
+        crate::federal::cited::shard_for(&self.cited_by, |c| &c.from, law)
     }
 }
 

@@ -7,6 +7,7 @@
 //! inputs pass the header and reach the payload decoder and the consistency checks behind it.
 #![warn(missing_docs)]
 
+use paragraf_core::federal::cited::{CitedByFile, CITED_BY};
 use paragraf_core::federal::files::{
     FederalHead, FederalVectors, HEAD as FEDERAL_HEAD, VECTORS as FEDERAL_VECTORS,
 };
@@ -289,6 +290,26 @@ pub fn learned_file_bytes(bytes: &[u8]) {
 pub fn topics_file_bytes(bytes: &[u8]) {
     let _ = topics_file(bytes, &[]);
     let _ = topics_file(&TOPICS.frame(bytes), &[]);
+}
+
+/// A cited-by shard listed under first law `from`, then its sections looked up as the app and `paragraf show` look
+/// them up (every section it names, and names it does not hold): returns whether it decoded.
+pub fn cited_by_file(bytes: &[u8], from: &str) -> bool {
+    let Ok(file) = CitedByFile::from_bytes(bytes, from) else {
+        return false;
+    };
+    for s in &file.sections {
+        let _ = file.citing(&file.laws[s.law as usize], &s.designation);
+    }
+    let _ = file.citing("BGB", "§ 1");
+    let _ = file.citing("", "");
+    true
+}
+
+/// Raw bytes as a cited-by file, and as the payload behind a valid header: the cargo-fuzz target's body.
+pub fn cited_by_file_bytes(bytes: &[u8]) {
+    let _ = cited_by_file(bytes, "");
+    let _ = cited_by_file(&CITED_BY.frame(bytes), "");
 }
 
 /// What the browser's model file goes through in the worker: decode (framing and every shape), prepare the encoder

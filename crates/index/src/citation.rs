@@ -2,8 +2,9 @@
 //! that provision, not whatever is semantically near the digits. The cited sections are found here and placed
 //! ahead of every other result by [`cited_first`].
 //!
-//! Parsing reuses the statute citation parser ([`find_citations`]); the one query form statutes never use, a
-//! bare number followed by the law's abbreviation (`535 BGB`), is recognised here. Citations naming another law
+//! Parsing reuses the statute citation parser ([`find_citations`]); two query forms statutes never use are
+//! recognised here: a bare number followed by the law's abbreviation (`535 BGB`), and a designation without `§`
+//! or `Art.` typed as the whole query (`Anlage 2`, `Eingangsformel BGBEG`: what links to such sections ask). Citations naming another law
 //! (`§ 15a InsO` in a BGB search) are ignored; `Abs.`/`Satz` narrow nothing, as results are whole sections.
 
 use super::Hit;
@@ -65,7 +66,33 @@ pub fn cited_sections(query: &str, law: &Law) -> Vec<usize> {
             add(i, &mut out);
         }
     }
+    if let Some(i) = whole_designation(query, law) {
+        add(i, &mut out);
+    }
     out
+}
+
+/// A designation without `§` or `Art.` (`Anlage 2`, `Eingangsformel`), typed as the whole query, alone or before
+/// the law's abbreviation (`Anlage AufbhV`): what a link to such a section asks, which the citation parser does
+/// not know. Words only: a bare number is no designation here.
+fn whole_designation(query: &str, law: &Law) -> Option<usize> {
+    let query = query.trim();
+    let abbreviation = law.abbreviation.as_str();
+    let designation = match query.len().checked_sub(abbreviation.len()) {
+        Some(cut)
+            if !abbreviation.is_empty()
+                && query.is_char_boundary(cut)
+                && query[cut..].eq_ignore_ascii_case(abbreviation) =>
+        {
+            query[..cut].trim_end()
+        }
+        _ => query,
+    };
+    designation
+        .chars()
+        .next()?
+        .is_alphabetic()
+        .then(|| law.find_designation(designation))?
 }
 
 /// Numbers written directly before the law's abbreviation: `535 BGB`, `573b bgb`.
@@ -178,6 +205,27 @@ mod tests {
         assert!(cited_sections("§ 999", &bgb).is_empty());
         assert!(cited_sections("§ 534", &bgb).is_empty(), "repealed");
         assert!(cited_sections("Mietminderung wegen Schimmel", &bgb).is_empty());
+    }
+
+    #[test]
+    fn designations_without_a_sign_are_found_when_typed_whole() {
+        let law = law(
+            "AufbhV",
+            &[
+                ("Eingangsformel", false),
+                ("§ 1", false),
+                ("Anlage", false),
+                ("Anlage 2", false),
+            ],
+        );
+        assert_eq!(cited_sections("Anlage", &law), [2]);
+        assert_eq!(cited_sections(" anlage  2 ", &law), [3]);
+        assert_eq!(cited_sections("Anlage AufbhV", &law), [2]);
+        assert_eq!(cited_sections("Eingangsformel aufbhv", &law), [0]);
+        // Within a question, or a bare number: no designation.
+        assert!(cited_sections("Was steht in der Anlage?", &law).is_empty());
+        assert!(cited_sections("1", &law).is_empty());
+        assert!(cited_sections("Anlage 3", &law).is_empty());
     }
 
     #[test]

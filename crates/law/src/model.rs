@@ -421,14 +421,20 @@ impl Law {
     /// Finds a section by its designation as a user types it: `§ 535`, `§535`, `535`, `Art. 1`, `Art 1`, `Präambel`.
     /// For many lookups, [`Law::section_lookup`] indexes the designations once.
     pub fn find_section(&self, designation: &str) -> Option<usize> {
+        self.find_designation(designation).or_else(|| {
+            let wanted = normalize_designation(designation);
+            let bare = bare_number(&wanted);
+            self.sections.iter().position(|s| s.number() == Some(bare))
+        })
+    }
+
+    /// The section designated `designation` as printed, up to spacing and case (`anlage 2` is `Anlage 2`, `Art 1`
+    /// is `Art. 1`), without [`Law::find_section`]'s bare numbers (`5` is not `§ 5`).
+    pub fn find_designation(&self, designation: &str) -> Option<usize> {
         let wanted = normalize_designation(designation);
         self.sections
             .iter()
             .position(|s| normalize_designation(&s.designation) == wanted)
-            .or_else(|| {
-                let bare = bare_number(&wanted);
-                self.sections.iter().position(|s| s.number() == Some(bare))
-            })
     }
 
     /// [`Law::find_section`] for many designations (a learned file's thousands): the law's designations

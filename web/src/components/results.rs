@@ -86,7 +86,8 @@ fn route_label(search: &SearchOutcome) -> &'static str {
 /// The list for one search.
 #[component]
 pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
-    let graph = expect_context::<Ctx>().choices.graph.get_untracked();
+    let ctx = expect_context::<Ctx>();
+    let graph = ctx.choices.graph.get_untracked();
     let unit_search = route_label(&outcome.search);
     let meta = format!(
         "{} Treffer in {} · {} · {}{unit_search} · Suche im Browser {:.1} ms{}",
@@ -136,6 +137,10 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
         <p class="meta" id="result-meta" data-retrieval-ms=retrieval data-mode=outcome.search.mode.name()
             data-search=outcome.number data-vector=vector data-vector-tokens=tokens data-vector-ms=vector_ms>{meta}</p>
         <Expansions outcome=outcome.clone()/>
+        {move || match ctx.one_law.cited_by.get() {
+            Some(Err(why)) => Some(view! { <p class="cited-by-problem" role="status">{why.to_string()}</p> }),
+            _ => None,
+        }}
         {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter oder eine andere Strategie versuchen."</p> })}
         <ol class="results" aria-label="Ergebnisse">{items}</ol>
     }
@@ -337,6 +342,25 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
         });
         view! { <div class="links">{cites}{cited_by}</div> }
     });
+    // Sections of other laws citing this one, once the law's cited-by shard is in (folders of many laws).
+    let (law_name, designation) = (outcome.law.entry.law.clone(), section.designation.clone());
+    let elsewhere = move || {
+        let file = ctx.one_law.cited_by.get()?.ok()??;
+        let citing = file.citing(&law_name, &designation);
+        (!citing.is_empty()).then(|| {
+            let shown = citing.len().min(MAX_HIT_CITATIONS);
+            let items = citing[..shown]
+                .iter()
+                .map(|s| external_link(ctx, &s.law, &s.designation))
+                .collect();
+            let items = separated(items);
+            view! {
+                <div class="links"><p class="cited-elsewhere">
+                    "Zitiert in anderen Gesetzen: " {items} {more(citing.len() - shown)}
+                </p></div>
+            }
+        })
+    };
     let heading = format!("{} {}", section.designation, section.title);
     let official = official_url(law, i);
     // Printed with the section: the version of the law it is read from.
@@ -375,6 +399,7 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
             {precedents}
             <p class="text">{text}</p>
             {links}
+            {elsewhere}
             <p class="foot">
                 <span class="units">{units}</span>
                 <CopyCitation citation=format!("{} {}", section.designation, outcome.law.entry.law)/>

@@ -47,7 +47,7 @@ impl Ctx {
             choices,
             folder,
             vectors,
-            one_law: bundles.with_results(choices, vectors),
+            one_law: bundles.with_results(choices, folder, vectors),
             all_laws: index.with_results(choices, folder, vectors),
         }
     }

@@ -3,6 +3,7 @@
 use std::rc::Rc;
 
 use leptos::prelude::*;
+use paragraf_core::federal::cited::CitedByFile;
 use paragraf_core::results::check_question;
 
 use super::{Choices, Folder, Vectors};
@@ -18,6 +19,9 @@ pub struct OneLaw {
     pub strategy_data: LocalResource<Result<Option<Rc<LoadedStrategy>>, Failure>>,
     /// The submitted query's results; `None` before anything was asked.
     pub results: LocalResource<Option<Result<Rc<Outcome>, Failure>>>,
+    /// Which sections of other laws cite the law's sections (its cited-by shard), fetched once results are
+    /// shown, so it never delays them; `None` while there are none, or when the folder has no such files.
+    pub cited_by: LocalResource<Result<Option<Rc<CitedByFile>>, Failure>>,
 }
 
 /// One law's bundles, before the search over them (which needs the vector sources, which wait for the bundles).
@@ -72,7 +76,7 @@ impl Bundles {
     }
 
     /// The bundles with the search over them.
-    pub fn with_results(self, choices: Choices, vectors: Vectors) -> OneLaw {
+    pub fn with_results(self, choices: Choices, folder: Folder, vectors: Vectors) -> OneLaw {
         let Bundles {
             law_data,
             strategy_data,
@@ -108,10 +112,22 @@ impl Bundles {
                 run.await.transpose()
             }
         });
+        let cited_by = LocalResource::new(move || {
+            let shown = matches!(results.get(), Some(Some(Ok(_))));
+            let d = folder.data_url();
+            async move {
+                let law = match (shown, law_data.await?) {
+                    (true, Some(law)) => law.entry.law.clone(),
+                    _ => return Ok(None),
+                };
+                load::cited_by(d, folder.manifest_untracked().await?, law).await
+            }
+        });
         OneLaw {
             law_data,
             strategy_data,
             results,
+            cited_by,
         }
     }
 }

@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use futures::future::FutureExt;
 use leptos::prelude::*;
+use paragraf_core::federal::cited::CitedByFile;
 use paragraf_core::federal::files::{FederalHead, FederalVectors};
 use paragraf_core::federal::routing::Router;
 use paragraf_core::finder::TopicsFile;
@@ -376,6 +377,40 @@ pub async fn topics(
         |b| TopicsFile::from_bytes(b).map_err(BundleProblem::Topics),
         |_| Ok(()),
     )?;
+    Ok(Some(file))
+}
+
+/// Which sections of other laws cite the sections of `law`: the folder's cited-by shard that holds it, verified
+/// and decoded (kept while anyone holds it); `None` when the folder has none (one law, or indexed before they
+/// existed).
+pub async fn cited_by(
+    data: String,
+    manifest: Rc<Manifest>,
+    law: String,
+) -> Result<Option<Rc<CitedByFile>>, Failure> {
+    let Some(entry) = manifest
+        .federal
+        .as_ref()
+        .and_then(|f| f.cited_by_shard(&law))
+        .cloned()
+    else {
+        return Ok(None);
+    };
+    if let Some(file) = decoded::<CitedByFile>(&entry.file.file) {
+        return Ok(Some(file));
+    }
+    let kind = BundleKind::CitedBy;
+    let label = "Verweise aus anderen Gesetzen";
+    let (bytes, _) = verified_listed(&data, kind, &entry.file, label, RwSignal::new(None)).await?;
+    let file = decode_checked(
+        kind,
+        &entry.file.file,
+        bytes,
+        |b| CitedByFile::from_bytes(b, &entry.from).map_err(BundleProblem::CitedBy),
+        |_| Ok(()),
+    )?;
+    let file = Rc::new(file);
+    remember(&entry.file.file, &file);
     Ok(Some(file))
 }
 

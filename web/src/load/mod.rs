@@ -1,5 +1,5 @@
-//! Everything the app fetches and computes: the manifest, law and strategy bundles, the index across laws and the
-//! law finder's topics (each verified against the manifest before decoding), the proxy's health and query
+//! Everything the app fetches and computes: the manifest, law and strategy bundles, the index across laws, the
+//! law finder's topics, the citations across laws (each verified against the manifest before decoding), the proxy's health and query
 //! vectors, the evaluation report, and a search over what is loaded. Plain async functions over plain values;
 //! `context` wires them to signals.
 //!
@@ -13,8 +13,8 @@ mod search;
 mod vectors;
 
 pub use federal::{
-    federal, federal_vectors, law_text, run_federal_search, topics, FederalOutcome, FederalRequest,
-    FederalResult, FederalVectorsNow, LoadedFederal,
+    cited_by, federal, federal_vectors, law_text, run_federal_search, topics, FederalOutcome,
+    FederalRequest, FederalResult, FederalVectorsNow, LoadedFederal,
 };
 pub use files::{manifest, report};
 pub use law::{law, strategy, LoadedLaw, LoadedStrategy};

@@ -58,12 +58,13 @@ pub fn print_summary(summary: &paragraf_bundler::federal::FederalSummary) {
         .collect();
     let postings: u64 = entry.shards.iter().map(|s| s.bytes).sum();
     let topics = entry.topics.as_ref().map_or(0, |t| t.bytes);
+    let cited_by: u64 = entry.cited_by.iter().map(|c| c.file.bytes).sum();
     let vectors = entry.vectors.as_ref().map_or_else(
         || "none (lexical only)".to_string(),
         |v| format!("{} ({} bytes)", v.model, v.file.bytes),
     );
     println!(
-        "federal index: {} laws, {} sections, {} terms, vectors {vectors}; head {} ({} bytes: {}), {} posting shards ({} bytes), law finder topics {} bytes; read {:.1} s, indexed and written {:.1} s",
+        "federal index: {} laws, {} sections, {} terms, vectors {vectors}; head {} ({} bytes: {}), {} posting shards ({} bytes), law finder topics {} bytes, {} sections cited by other laws ({} shards, {} bytes); read {:.1} s, indexed and written {:.1} s",
         entry.laws,
         entry.sections,
         summary.terms,
@@ -73,6 +74,9 @@ pub fn print_summary(summary: &paragraf_bundler::federal::FederalSummary) {
         entry.shards.len(),
         postings,
         topics,
+        summary.cited_sections,
+        entry.cited_by.len(),
+        cited_by,
         summary.seconds_reading,
         summary.seconds_indexing
     );

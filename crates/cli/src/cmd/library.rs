@@ -14,12 +14,13 @@ use std::time::{Duration, Instant};
 
 use crate::cmd::refusal::{refuse, Refusal};
 use anyhow::{anyhow, Context, Result};
+use paragraf_core::federal::cited::{cited_by_shards, shard_for, CitedByFile};
 use paragraf_core::federal::{FederalIndex, FederalLaw, LearnedLaw, SECTION_STRATEGY};
 use paragraf_core::finder::LawNames;
-use paragraf_core::manifest::{BundleEntry, LawEntry, Manifest, MANIFEST};
+use paragraf_core::manifest::{BundleEntry, CitedByEntry, LawEntry, Manifest, MANIFEST};
 use paragraf_core::results::{
-    self, LawCount, LawExpansion, LawName, LawSectionRef, LawSummary, ResolvedCitation,
-    SearchResults, SectionText, TableOfContents,
+    self, LawCount, LawExpansion, LawName, LawSummary, ResolvedCitation, SearchResults,
+    SectionText, TableOfContents,
 };
 use paragraf_embed::choice::ModelChoice;
 use paragraf_embed::{EmbeddingBackend, TextKind};
@@ -236,11 +237,8 @@ pub struct Library {
     routing: bool,
     /// Which sections of the folder's other laws cite each section, worked out when a section of a folder of
     /// several laws is first asked for ([`Library::cited_across`]).
-    cited_across: std::sync::OnceLock<CitedAcross>,
+    cited_across: std::sync::OnceLock<Vec<CitedByFile>>,
 }
-
-/// `(law, section index)` → the sections of other laws that cite it.
-type CitedAcross = HashMap<(String, usize), Vec<LawSectionRef>>;
 
 /// Milliseconds since `t0`.
 fn ms(t0: Instant) -> f64 {
@@ -746,10 +744,9 @@ impl Library {
                 let mut section = results::section_text(law, i);
                 section.definitions = results::definitions_used(law, &text.definitions, i);
                 if self.manifest.laws.len() > 1 {
-                    section.cited_by_other_laws = self
-                        .cited_across()
-                        .get(&(law.abbreviation.clone(), i))
-                        .cloned()
+                    let shards = self.cited_across();
+                    section.cited_by_other_laws = shard_for(shards, |s| &s.from, &law.abbreviation)
+                        .map(|s| s.citing(&law.abbreviation, &law.sections[i].designation))
                         .unwrap_or_default();
                 }
                 Ok(section)
@@ -766,11 +763,33 @@ impl Library {
         }
     }
 
-    /// Which sections of the folder's other laws cite each section: every law of the folder read once (a law
-    /// that cannot be read is named and left out), kept for the next question.
-    fn cited_across(&self) -> &CitedAcross {
+    /// Which sections of the folder's other laws cite each section: the folder's cited-by shards, read once; in a
+    /// folder without usable ones (indexed before they existed, or damaged: said on stderr) worked out from every
+    /// law of the folder (a law that cannot be read is named and left out).
+    fn cited_across(&self) -> &[CitedByFile] {
         self.cited_across.get_or_init(|| {
             let t0 = Instant::now();
+            let listed = self.manifest.federal.as_ref().map_or(&[][..], |f| &f.cited_by[..]);
+            if listed.is_empty() {
+                eprintln!(
+                    "note: the folder's index across laws has no cited-by files (indexed before they existed; `paragraf federal --bundles {}` writes them): reading the folder's laws instead",
+                    self.dir.display()
+                );
+            } else {
+                match listed.iter().map(|entry| self.read_cited_by(entry)).collect::<Result<Vec<_>>>() {
+                    Ok(shards) => {
+                        eprintln!(
+                            "loaded {} cited-by shard{} ({} sections cited by other laws) in {:.0} ms",
+                            shards.len(),
+                            if shards.len() == 1 { "" } else { "s" },
+                            shards.iter().map(CitedByFile::len).sum::<usize>(),
+                            ms(t0)
+                        );
+                        return shards;
+                    }
+                    Err(e) => eprintln!("warning: {e:#}; reading the folder's laws instead"),
+                }
+            }
             let entries = &self.manifest.laws;
             eprintln!(
                 "reading the folder's {} laws for their citations of each other …",
@@ -786,27 +805,31 @@ impl Library {
                         .ok()
                 })
                 .collect();
-            let refs: Vec<&paragraf_law::Law> = laws.iter().collect();
-            let cited = paragraf_core::federal::routing::cited_by_other_laws(&refs);
-            let named = |law: usize, section: usize| LawSectionRef {
-                law: laws[law].abbreviation.clone(),
-                designation: laws[law].sections[section].designation.clone(),
-                title: laws[law].sections[section].title.clone(),
-            };
-            let out: CitedAcross = cited
-                .into_iter()
-                .map(|((law, section), citing)| {
-                    let citing = citing.into_iter().map(|(l, s)| named(l, s)).collect();
-                    ((laws[law].abbreviation.clone(), section), citing)
-                })
-                .collect();
+            let shards = cited_by_shards(
+                paragraf_bundler::manifest::GENERATOR,
+                &laws.iter().collect::<Vec<_>>(),
+                usize::MAX,
+            );
             eprintln!(
                 "{} sections cited by other laws, in {:.1} s",
-                out.len(),
+                shards.iter().map(CitedByFile::len).sum::<usize>(),
                 t0.elapsed().as_secs_f64()
             );
-            out
+            shards
         })
+    }
+
+    /// A cited-by shard of the folder, verified against the manifest and decoded.
+    fn read_cited_by(&self, entry: &CitedByEntry) -> Result<CitedByFile> {
+        let file = &entry.file;
+        let bytes = paragraf_bundler::manifest::read_listed(
+            &self.dir,
+            &file.file,
+            file.bytes,
+            &file.sha256,
+        )?;
+        CitedByFile::from_bytes(&bytes, &entry.from)
+            .with_context(|| self.dir.join(&file.file).display().to_string())
     }
 
     /// What a citation string names (`§ 433 Abs. 1 S. 2 BGB`): the law after the provision, or the folder's

@@ -42,7 +42,7 @@ mod erased {
 }
 
 /// What to do with an index file across laws too old to read.
-const REBUILD_FEDERAL: &str = "Rebuild the index across laws with `paragraf federal`";
+pub(crate) const REBUILD_FEDERAL: &str = "Rebuild the index across laws with `paragraf federal`";
 
 /// The head file.
 pub const HEAD: FileKind =

@@ -23,6 +23,7 @@ use paragraf_index::vectors::VectorStore;
 use paragraf_index::Hit;
 use paragraf_law::Law;
 
+pub mod cited;
 pub mod files;
 pub mod learned;
 pub mod routing;
@@ -646,6 +647,41 @@ mod tests {
         assert_eq!(by[&(0, 2)], [(2, 0)]);
         assert_eq!(by[&(1, 0)], [(2, 0)]);
         assert_eq!(by.len(), 3);
+        // The same, as the cited-by file names it, looked up by law and designation.
+        let one = cited::cited_by_shards("test", &laws, usize::MAX);
+        assert_eq!(one.len(), 1);
+        let back = cited::CitedByFile::from_bytes(&one[0].to_bytes(), "").unwrap();
+        assert_eq!(back, one[0]);
+        // In shards of one cited law each (the smallest size): BGB, then SGB 5; each law found in its own.
+        let shards = cited::cited_by_shards("test", &laws, 1);
+        let firsts: Vec<&str> = shards.iter().map(|s| s.from.as_str()).collect();
+        assert_eq!(firsts, ["", "SGB 5"]);
+        assert_eq!(shards[0].until.as_deref(), Some("SGB 5"));
+        for shard in &shards {
+            assert_eq!(
+                &cited::CitedByFile::from_bytes(&shard.to_bytes(), &shard.from).unwrap(),
+                shard
+            );
+        }
+        let named = |law: &str, designation: &str| -> Vec<String> {
+            let listed = |s: &cited::CitedByFile| {
+                s.citing(law, designation)
+                    .into_iter()
+                    .map(|s| format!("{} {}", s.designation, s.law))
+                    .collect::<Vec<_>>()
+            };
+            let whole = listed(&back);
+            let shard = cited::shard_for(&shards, |s| &s.from, law).unwrap();
+            assert_eq!(listed(shard), whole, "{designation} {law} in its shard");
+            whole
+        };
+        assert_eq!(named("BGB", "§ 2"), ["§ 1 X", "§ 2 X"]);
+        assert_eq!(named("BGB", "§ 3"), ["§ 1 X"]);
+        assert_eq!(named("SGB 5", "§ 1"), ["§ 1 X"]);
+        assert!(named("BGB", "§ 1").is_empty());
+        assert!(named("X", "§ 1").is_empty());
+        assert!(named("Unbekannt", "§ 1").is_empty());
+        assert_eq!(back.len(), 3);
     }
 
     #[test]
