@@ -118,6 +118,7 @@ impl Config {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Q4Linear {
     /// Q4_0 blocks, row-major `[out, in]`.
+    #[serde(with = "paragraf_format::bytes")]
     pub w: Vec<u8>,
     /// Bias, `out` values.
     pub b: Vec<f32>,
@@ -194,6 +195,7 @@ pub struct LayerWeights {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WordTable {
     /// Q4_0 rows of `hidden` weights each.
+    #[serde(with = "paragraf_format::bytes")]
     pub rows: Vec<u8>,
     /// Sorted piece ids that have a row (row `i` belongs to `kept[i]`); empty: every piece has its own row.
     pub kept: Vec<u32>,

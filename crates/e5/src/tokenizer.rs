@@ -25,6 +25,7 @@ const META: u32 = 0x2581;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Vocab {
     /// All piece bytes back to back.
+    #[serde(with = "paragraf_format::bytes")]
     pub blob: Vec<u8>,
     /// `n + 1` offsets into `blob`; piece `i` is `blob[offsets[i]..offsets[i + 1]]`.
     pub offsets: Vec<u32>,

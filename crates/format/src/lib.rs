@@ -1,5 +1,5 @@
 //! Paragraf's contracts, the things two programs must agree on byte for byte: the framing of every file
-//! ([`frame`]: magic, version, length, CRC), content hashes ([`digest`]), names from data and users
+//! ([`frame`]: magic, version, length, CRC; byte vectors in them, [`bytes`]), content hashes ([`digest`]), names from data and users
 //! ([`names`]), the model ids bundles record ([`models`]), the strategy names ([`strategy`]) and the
 //! query-embedding proxy's JSON ([`api`]), and whose fault a failure is ([`fault`]: the exit codes' rule).
 //!
@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod bytes;
 pub mod digest;
 pub mod fault;
 pub mod frame;

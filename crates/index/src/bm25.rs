@@ -67,6 +67,7 @@ pub struct Bm25Index {
     /// Per term `t`: its postings are `postings[offsets[t]..offsets[t + 1]]`.
     offsets: Vec<u32>,
     /// `(doc delta, tf)` varint pairs.
+    #[serde(with = "paragraf_format::bytes")]
     postings: Vec<u8>,
 }
 
@@ -78,6 +79,7 @@ pub struct PostingShard {
     pub first_term: u32,
     /// Per term of the shard: postings are `postings[offsets[i]..offsets[i + 1]]`.
     offsets: Vec<u32>,
+    #[serde(with = "paragraf_format::bytes")]
     postings: Vec<u8>,
 }
 
@@ -256,6 +258,7 @@ mod front_coded {
     #[derive(Serialize, Deserialize)]
     struct Coded {
         /// Bytes shared with the previous string (at most 255, on a character boundary).
+        #[serde(with = "paragraf_format::bytes")]
         shared: Vec<u8>,
         /// Bytes of each string's own rest in `rests`.
         rest_len: Vec<u32>,

@@ -208,6 +208,7 @@ struct Layer {
 struct PackedLayer {
     nodes: Vec<u32>,
     degrees: Vec<u32>,
+    #[serde(with = "paragraf_format::bytes")]
     links: Vec<u8>,
 }
 

@@ -58,6 +58,7 @@ pub struct Int8Vectors {
 #[derive(Clone, Serialize, Deserialize)]
 struct RawInt8Vectors {
     dim: u32,
+    #[serde(with = "paragraf_format::bytes::signed")]
     values: Vec<i8>,
     scales: Vec<[u8; 2]>,
 }

@@ -147,6 +147,7 @@ struct QuantizedVectors {
     /// The document each row belongs to.
     rows: Vec<u32>,
     /// One centroid number per sub-space and row.
+    #[serde(with = "paragraf_format::bytes")]
     codes: Vec<u8>,
 }
 
