@@ -74,25 +74,27 @@ pub fn cited_sections(query: &str, law: &Law) -> Vec<usize> {
 
 /// A designation without `§` or `Art.` (`Anlage 2`, `Eingangsformel`), typed as the whole query, alone or before
 /// the law's abbreviation (`Anlage AufbhV`): what a link to such a section asks, which the citation parser does
-/// not know. Words only: a bare number is no designation here.
+/// not know. Words only (a bare number is no designation here), short queries only (a question is not one); a
+/// current section before a repealed one of the same designation.
 fn whole_designation(query: &str, law: &Law) -> Option<usize> {
+    const LONGEST: usize = 64;
     let query = query.trim();
-    let abbreviation = law.abbreviation.as_str();
-    let designation = match query.len().checked_sub(abbreviation.len()) {
-        Some(cut)
-            if !abbreviation.is_empty()
-                && query.is_char_boundary(cut)
-                && query[cut..].eq_ignore_ascii_case(abbreviation) =>
-        {
-            query[..cut].trim_end()
-        }
-        _ => query,
+    if query.len() > LONGEST || !query.chars().next()?.is_alphabetic() {
+        return None;
+    }
+    let find = |designation: &str| {
+        law.designations(designation)
+            .find(|&i| !law.sections[i].repealed)
     };
-    designation
-        .chars()
-        .next()?
-        .is_alphabetic()
-        .then(|| law.find_designation(designation))?
+    let before_abbreviation = || {
+        let cut = query.len().checked_sub(law.abbreviation.len())?;
+        let (designation, named) = (query.get(..cut)?, query.get(cut..)?);
+        (!law.abbreviation.is_empty()
+            && named.eq_ignore_ascii_case(&law.abbreviation)
+            && designation.ends_with(char::is_whitespace))
+        .then(|| find(designation.trim_end()))?
+    };
+    find(query).or_else(before_abbreviation)
 }
 
 /// Numbers written directly before the law's abbreviation: `535 BGB`, `573b bgb`.
@@ -209,7 +211,7 @@ mod tests {
 
     #[test]
     fn designations_without_a_sign_are_found_when_typed_whole() {
-        let law = law(
+        let aufbhv = law(
             "AufbhV",
             &[
                 ("Eingangsformel", false),
@@ -218,14 +220,18 @@ mod tests {
                 ("Anlage 2", false),
             ],
         );
-        assert_eq!(cited_sections("Anlage", &law), [2]);
-        assert_eq!(cited_sections(" anlage  2 ", &law), [3]);
-        assert_eq!(cited_sections("Anlage AufbhV", &law), [2]);
-        assert_eq!(cited_sections("Eingangsformel aufbhv", &law), [0]);
+        assert_eq!(cited_sections("Anlage", &aufbhv), [2]);
+        assert_eq!(cited_sections(" anlage  2 ", &aufbhv), [3]);
+        assert_eq!(cited_sections("Anlage AufbhV", &aufbhv), [2]);
+        assert_eq!(cited_sections("Eingangsformel aufbhv", &aufbhv), [0]);
         // Within a question, or a bare number: no designation.
-        assert!(cited_sections("Was steht in der Anlage?", &law).is_empty());
-        assert!(cited_sections("1", &law).is_empty());
-        assert!(cited_sections("Anlage 3", &law).is_empty());
+        assert!(cited_sections("Was steht in der Anlage?", &aufbhv).is_empty());
+        assert!(cited_sections("1", &aufbhv).is_empty());
+        assert!(cited_sections("Anlage 3", &aufbhv).is_empty());
+        assert!(cited_sections("AnlageAufbhV", &aufbhv).is_empty());
+        // A repealed section and a current one under one designation: the current one.
+        let renewed = law("X", &[("Anlage", true), ("Anlage", false)]);
+        assert_eq!(cited_sections("Anlage X", &renewed), [1]);
     }
 
     #[test]

@@ -428,13 +428,21 @@ impl Law {
         })
     }
 
-    /// The section designated `designation` as printed, up to spacing and case (`anlage 2` is `Anlage 2`, `Art 1`
-    /// is `Art. 1`), without [`Law::find_section`]'s bare numbers (`5` is not `§ 5`).
+    /// The first section designated `designation` as printed, up to spacing and case (`anlage 2` is `Anlage 2`,
+    /// `Art 1` is `Art. 1`), without [`Law::find_section`]'s bare numbers (`5` is not `§ 5`).
     pub fn find_designation(&self, designation: &str) -> Option<usize> {
+        self.designations(designation).next()
+    }
+
+    /// Every section designated `designation` ([`Law::find_designation`]), in order: a law may repeal a section
+    /// and have another under the same designation.
+    pub fn designations<'a>(&'a self, designation: &str) -> impl Iterator<Item = usize> + 'a {
         let wanted = normalize_designation(designation);
         self.sections
             .iter()
-            .position(|s| normalize_designation(&s.designation) == wanted)
+            .enumerate()
+            .filter(move |(_, s)| normalize_designation(&s.designation) == wanted)
+            .map(|(i, _)| i)
     }
 
     /// [`Law::find_section`] for many designations (a learned file's thousands): the law's designations

@@ -137,10 +137,11 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
         <p class="meta" id="result-meta" data-retrieval-ms=retrieval data-mode=outcome.search.mode.name()
             data-search=outcome.number data-vector=vector data-vector-tokens=tokens data-vector-ms=vector_ms>{meta}</p>
         <Expansions outcome=outcome.clone()/>
-        {move || match ctx.one_law.cited_by.get() {
+        // Its own boundary: the results never wait for the citations from other laws.
+        <Suspense fallback=|| ()>{move || match ctx.one_law.cited_by.get() {
             Some(Err(why)) => Some(view! { <p class="cited-by-problem" role="status">{why.to_string()}</p> }),
             _ => None,
-        }}
+        }}</Suspense>
         {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter oder eine andere Strategie versuchen."</p> })}
         <ol class="results" aria-label="Ergebnisse">{items}</ol>
     }
@@ -399,7 +400,7 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
             {precedents}
             <p class="text">{text}</p>
             {links}
-            {elsewhere}
+            <Suspense fallback=|| ()>{elsewhere}</Suspense>
             <p class="foot">
                 <span class="units">{units}</span>
                 <CopyCitation citation=format!("{} {}", section.designation, outcome.law.entry.law)/>

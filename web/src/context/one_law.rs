@@ -112,15 +112,19 @@ impl Bundles {
                 run.await.transpose()
             }
         });
+        // The law whose results are on screen: the shard follows it, never before its results are in, and a
+        // new search of the same law changes nothing.
+        let shown_law = Memo::new(move |_| match results.get() {
+            Some(Some(Ok(outcome))) => Some(outcome.law.entry.law.clone()),
+            _ => None,
+        });
         let cited_by = LocalResource::new(move || {
-            let shown = matches!(results.get(), Some(Some(Ok(_))));
-            let d = folder.data_url();
+            let (law, d) = (shown_law.get(), folder.data_url());
             async move {
-                let law = match (shown, law_data.await?) {
-                    (true, Some(law)) => law.entry.law.clone(),
-                    _ => return Ok(None),
-                };
-                load::cited_by(d, folder.manifest_untracked().await?, law).await
+                match law {
+                    Some(law) => load::cited_by(d, folder.manifest_untracked().await?, law).await,
+                    None => Ok(None),
+                }
             }
         });
         OneLaw {

@@ -400,8 +400,8 @@ pub async fn cited_by(
         return Ok(Some(file));
     }
     let kind = BundleKind::CitedBy;
-    let label = "Verweise aus anderen Gesetzen";
-    let (bytes, _) = verified_listed(&data, kind, &entry.file, label, RwSignal::new(None)).await?;
+    let (bytes, _) =
+        verified_listed(&data, kind, &entry.file, kind.label(), RwSignal::new(None)).await?;
     let file = decode_checked(
         kind,
         &entry.file.file,

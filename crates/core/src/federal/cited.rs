@@ -21,7 +21,7 @@ use crate::results::LawSectionRef;
 pub const CITED_BY: FileKind =
     FileKind::new(b"PGRF-CBY", "cited-by file", 1, 1).remedy(super::files::REBUILD_FEDERAL);
 
-/// About how large `paragraf federal` makes a shard (one law cited more than this gets a shard of its own).
+/// About how large `paragraf federal` makes a shard (a law cited more than this ends the shard it is in).
 pub const SHARD_BYTES: usize = 64 * 1024;
 /// Most laws a cited-by file may name (the federal archive has 6,877).
 pub const MAX_CITED_LAWS: usize = 1 << 17;
@@ -33,7 +33,7 @@ pub const MAX_CITATIONS: usize = 1 << 23;
 const MAX_NAME_BYTES: usize = 4096;
 
 /// Which sections of other laws cite the sections of a contiguous range of a folder's laws.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CitedByFile {
     /// The tool that wrote it.
     pub generator: String,
@@ -65,7 +65,7 @@ pub struct NamedSection {
 pub struct CitedSection {
     /// Index into [`CitedByFile::sections`].
     pub section: u32,
-    /// Indices into [`CitedByFile::sections`], in the folder's law and section order, each once.
+    /// Indices into [`CitedByFile::sections`], in the folder's law and section order, each (law, designation) once.
     pub by: Vec<u32>,
 }
 
@@ -76,7 +76,7 @@ pub enum CitedByError {
     #[error(transparent)]
     Bundle(#[from] BundleError),
     /// Decoded, but beyond its limits or inconsistent.
-    #[error("corrupt cited-by file: {0}. Rebuild the index across laws with `paragraf federal`")]
+    #[error("corrupt cited-by file: {0}. {rebuild}", rebuild = super::files::REBUILD_FEDERAL)]
     Invalid(String),
     /// A shard of another range than the manifest lists it under.
     #[error("the cited-by file for laws from {expected:?} holds the laws from {found:?}. Most likely the folder mixes files of two builds; rebuild with `paragraf federal`")]
@@ -194,30 +194,30 @@ fn shard(
     let number = |key: &(usize, usize)| -> u32 {
         named.binary_search(key).expect("every section is named") as u32
     };
+    let name = |n: u32| {
+        let s = &sections[n as usize];
+        (s.law, s.designation.as_str())
+    };
     let mut entries: Vec<CitedSection> = keys
         .iter()
-        .map(|key| CitedSection {
-            section: number(key),
-            by: cited[key].iter().map(&number).collect(),
-        })
-        .collect();
-    let key = |c: &CitedSection| {
-        let s = &sections[c.section as usize];
-        (s.law, s.designation.clone())
-    };
-    entries.sort_by_key(key);
-    // Two sections of one law under one designation (a repealed and a current one): one entry citing both.
-    entries.dedup_by(|later, kept| {
-        let same = key(later) == key(kept);
-        if same {
-            for by in later.by.drain(..) {
-                if !kept.by.contains(&by) {
-                    kept.by.push(by);
+        .map(|key| {
+            // Two citing sections of one law under one designation (`Anlage` twice) would be one link twice.
+            let mut by: Vec<u32> = Vec::new();
+            for n in cited[key].iter().map(&number) {
+                if !by.iter().any(|&b| name(b) == name(n)) {
+                    by.push(n);
                 }
             }
-        }
-        same
-    });
+            CitedSection {
+                section: number(key),
+                by,
+            }
+        })
+        .collect();
+    entries.sort_by(|a, b| name(a.section).cmp(&name(b.section)));
+    // One entry per cited designation: the cited sections come from designation lookups, which name one section
+    // each, so two keys only meet here when two laws share an abbreviation (which a build refuses).
+    entries.dedup_by(|later, kept| name(later.section) == name(kept.section));
     CitedByFile {
         generator: generator.to_string(),
         from,
@@ -310,8 +310,14 @@ impl CitedByFile {
                 return Err(e);
             }
         }
+        if self.cited.len() > MAX_CITED_SECTIONS {
+            return Err(format!(
+                "{} cited sections, more than {MAX_CITED_SECTIONS}",
+                self.cited.len()
+            ));
+        }
         let citations: usize = self.cited.iter().map(|c| c.by.len()).sum();
-        if self.cited.len() > MAX_CITATIONS || citations > MAX_CITATIONS {
+        if citations > MAX_CITATIONS {
             return Err(format!("{citations} citations, more than {MAX_CITATIONS}"));
         }
         let named = |n: u32| -> Result<&NamedSection, String> {

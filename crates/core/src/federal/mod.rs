@@ -682,6 +682,14 @@ mod tests {
         assert!(named("X", "§ 1").is_empty());
         assert!(named("Unbekannt", "§ 1").is_empty());
         assert_eq!(back.len(), 3);
+        // Two citing sections under one designation (`Anlage` twice): one link.
+        let mut annexes = law("Y", &["Eins.", "Zwei."]);
+        for s in &mut annexes.sections {
+            s.designation = "Anlage".into();
+            s.references = vec![cite("BGB", "§ 3")];
+        }
+        let shards = cited::cited_by_shards("test", &[&bgb, &annexes], usize::MAX);
+        assert_eq!(shards[0].citing("BGB", "§ 3").len(), 1);
     }
 
     #[test]
