@@ -438,10 +438,19 @@ impl Law {
     /// and have another under the same designation.
     pub fn designations<'a>(&'a self, designation: &str) -> impl Iterator<Item = usize> + 'a {
         let wanted = normalize_designation(designation);
+        let first = wanted.chars().next();
+        // The normalised form starts with the designation's first visible character, lower-cased: checking
+        // that first spares a normalised copy of every section's designation (a search asks this per query).
+        let leads = move |d: &str| {
+            let lead = d.chars().find(|c| !c.is_whitespace());
+            lead.and_then(|c| c.to_lowercase().next()) == first
+        };
         self.sections
             .iter()
             .enumerate()
-            .filter(move |(_, s)| normalize_designation(&s.designation) == wanted)
+            .filter(move |(_, s)| {
+                leads(&s.designation) && normalize_designation(&s.designation) == wanted
+            })
             .map(|(i, _)| i)
     }
 
