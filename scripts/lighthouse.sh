@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Lighthouse 12.2.3 (pinned in scripts/lighthouse/, installed with `npm ci` on the first run) with the Debian
 # Chromium, on the app as `paragraf serve` serves it: the search page with results, the strategies page and, when a
-# folder of many laws is given, the page over all laws; mobile (Lighthouse's default emulation) and desktop. Prints
-# the four category scores per page and keeps the reports in target/lighthouse/. A measurement, not a test.
-#   scripts/lighthouse.sh [BUNDLES (default out/bundles)] [ALL_LAWS_BUNDLES]
+# folder of many laws is given, the page over all laws; mobile (Lighthouse's default emulation) and desktop. Each
+# page and form runs RUNS times (default 3; Lighthouse's own advice, its scores vary from run to run); prints the
+# median run's four category scores with the range of performance, and keeps the median run's report in
+# target/lighthouse/. A measurement, not a test.
+#   [RUNS=n] scripts/lighthouse.sh [BUNDLES (default out/bundles)] [ALL_LAWS_BUNDLES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bundles="${1:-out/bundles}"
@@ -23,6 +25,7 @@ trap 'for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
 # Starts `paragraf serve` for a bundle folder (files only) and sets $url to its address.
 serve() {
   local log="$out/serve-$RANDOM.log"
+  : >"$log"
   ./target/debug/paragraf serve dist --bundles "$1" --no-proxy --bind 127.0.0.1:0 >"$log" 2>&1 &
   servers+=($!)
   for _ in $(seq 100); do
@@ -39,26 +42,41 @@ if [ -n "$all_laws" ]; then
   serve "$all_laws"
   pages+=("all-laws:$url/?page=alle&mode=bm25&q=K%C3%BCndigung+Arbeitsverh%C3%A4ltnis")
 fi
-printf '%-11s %-8s %12s %14s %15s %5s\n' page form performance accessibility best-practices seo
+runs="${RUNS:-3}"
+[[ "$runs" =~ ^[1-9][0-9]?$ ]] || { echo "RUNS must be a number from 1 to 99, not '$runs'" >&2; exit 1; }
+printf '%-11s %-8s %20s %14s %15s %5s\n' page form "performance (range)" accessibility best-practices seo
 for page in "${pages[@]}"; do
   name=${page%%:*}
   target=${page#*:}
   for form in mobile desktop; do
     preset=()
     [ "$form" = desktop ] && preset=(--preset=desktop)
-    report="$out/$name-$form.json"
-    scripts/lighthouse/node_modules/.bin/lighthouse "$target" "${preset[@]}" --quiet \
-      --chrome-path="$chromium" --chrome-flags="--headless=new --no-sandbox --disable-gpu" \
-      --only-categories=performance,accessibility,best-practices,seo \
-      --output=json --output-path="$report" >/dev/null 2>"$out/$name-$form.log" || {
-        echo "lighthouse failed on $target ($form): see $out/$name-$form.log" >&2; exit 1; }
+    reports=()
+    for run in $(seq "$runs"); do
+      report="$out/$name-$form-$run.json"
+      scripts/lighthouse/node_modules/.bin/lighthouse "$target" "${preset[@]}" --quiet \
+        --chrome-path="$chromium" --chrome-flags="--headless=new --no-sandbox --disable-gpu" \
+        --only-categories=performance,accessibility,best-practices,seo \
+        --output=json --output-path="$report" >/dev/null 2>"$out/$name-$form.log" || {
+          echo "lighthouse failed on $target ($form): see $out/$name-$form.log" >&2; exit 1; }
+      reports+=("$report")
+    done
+    # The median run by performance is kept as $name-$form.json; the others are removed.
     node -e '
-      const r = JSON.parse(require("fs").readFileSync(process.argv[1]));
-      const s = (k) => Math.round(r.categories[k].score * 100);
-      console.log(process.argv[2].padEnd(11) + " " + process.argv[3].padEnd(8) + " " +
-        String(s("performance")).padStart(12) + " " + String(s("accessibility")).padStart(14) + " " +
-        String(s("best-practices")).padStart(15) + " " + String(s("seo")).padStart(5));
-    ' "$report" "$name" "$form"
+      const fs = require("fs");
+      const [name, form, ...files] = process.argv.slice(1);
+      const runs = files.map((f) => ({f, r: JSON.parse(fs.readFileSync(f))}));
+      const perf = (x) => Math.round(x.r.categories.performance.score * 100);
+      runs.sort((a, b) => perf(a) - perf(b));
+      const median = runs[Math.floor((runs.length - 1) / 2)];
+      const s = (k) => Math.round(median.r.categories[k].score * 100);
+      const range = runs.length > 1 ? ` (${perf(runs[0])}–${perf(runs[runs.length - 1])})` : "";
+      console.log(name.padEnd(11) + " " + form.padEnd(8) + " " + (String(s("performance")) + range).padStart(20) + " " +
+        String(s("accessibility")).padStart(14) + " " + String(s("best-practices")).padStart(15) + " " +
+        String(s("seo")).padStart(5));
+      fs.renameSync(median.f, files[0].replace(/-1\.json$/, ".json"));
+      for (const x of runs) if (x !== median) fs.rmSync(x.f);
+    ' "$name" "$form" "${reports[@]}"
   done
 done
 echo "reports: $out/"

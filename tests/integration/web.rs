@@ -174,6 +174,15 @@ impl Browser {
         .map(str::to_string)
     }
 
+    /// The loaded law's status line with its details opened (how it is searched: strategy, model, synonyms,
+    /// learning), as a reader sees it after one click.
+    fn loaded_details(&self) -> String {
+        if self.script("return document.getElementById('loaded').open", json!([])) != json!(true) {
+            self.click("#loaded summary");
+        }
+        self.wait_text("#loaded", "the law's details to open", |t| t.contains('\n'))
+    }
+
     /// The running number of the last finished search (`data-search` of the result line; 0 before any).
     fn search_number(&self) -> u64 {
         self.script(
@@ -502,6 +511,11 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
         t.contains("Bereit: GG")
     });
     let first_ready = cold.elapsed();
+    assert_eq!(
+        browser.count("#boot"),
+        0,
+        "the start screen stays after the app mounted"
+    );
     let (verify_ms, verify_bytes) = verify_cost(&browser);
     browser.type_into("#q", "Freiheit der Meinungsäußerung und der Presse\u{E007}");
     let meta = browser.wait_text("#result-meta", "hybrid results", |t| {
@@ -890,9 +904,10 @@ fn browser_app_searches_switches_shares_degrades_and_reports_errors() {
     browser.goto(&format!(
         "{origin}/?data=gemma/&proxy={other_url}&q=Versammlungsfreiheit"
     ));
-    let loaded = browser.wait_text("#loaded", "the Gemma bundle to load", |t| {
+    browser.wait_text("#loaded", "the Gemma bundle to load", |t| {
         t.contains("Bereit: GG")
     });
+    let loaded = browser.loaded_details();
     assert!(
         loaded.contains("Modell google/embeddinggemma-300m@256 (Gemma Terms of Use)"),
         "{loaded}"
@@ -2390,7 +2405,8 @@ fn a_folder_without_vectors_searches_with_bm25_and_sends_nothing() {
         proxy.addr,
         crate::util::form_encode(question)
     ));
-    let loaded = browser.wait_text("#loaded", "the law", |t| t.starts_with("Bereit"));
+    browser.wait_text("#loaded", "the law", |t| t.starts_with("Bereit"));
+    let loaded = browser.loaded_details();
     assert!(
         loaded.contains("keine Vektoren gebaut (nur BM25)") && !loaded.contains("Modell"),
         "{loaded}"
@@ -2461,7 +2477,8 @@ fn learned_ranking_says_where_it_comes_from_and_can_be_switched_off() {
     let browser = Browser::start();
     let question = crate::util::form_encode("Der Vermieter rückt meine Mietkaution nicht raus");
     browser.goto(&format!("http://{site}/?law=BGB&mode=bm25&q={question}"));
-    let loaded = browser.wait_text("#loaded", "the law", |t| t.starts_with("Bereit"));
+    browser.wait_text("#loaded", "the law", |t| t.starts_with("Bereit"));
+    let loaded = browser.loaded_details();
     assert!(
         loaded
             .contains("Rangfolge gelernt aus 24 Laienfragen (Paragraf-Testfragen, nur Forschung)"),

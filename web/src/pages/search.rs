@@ -70,7 +70,7 @@ pub fn SearchPage() -> impl IntoView {
                     </p>
                 }
             });
-            let ready = format!("Bereit: {law} ({sections} Paragrafen/Artikel), {strategy}");
+            let ready = format!("Bereit: {law} ({sections} Paragrafen/Artikel)");
             // A model used under terms of its own (EmbeddingGemma: the Gemma Terms of Use) links them here.
             let terms = model.as_deref().and_then(paragraf_format::models::terms).map(|terms| {
                 view! {
@@ -91,9 +91,11 @@ pub fn SearchPage() -> impl IntoView {
             let verify_ms = format!("{:.1}", law_ms + strategy_ms);
             let verify_bytes = law_bytes + strategy_bytes;
             Ok::<_, Failure>(Some(view! {
-                <p class="loaded" id="loaded" data-verify-ms=verify_ms data-verify-bytes=verify_bytes>
-                    {ready}{model.map(|m| view! { ", Modell "<span id="model">{m}</span> })}{terms}{synonyms}{learned_note}
-                </p>
+                // The law for everyone; how it is searched (strategy, model, synonyms, learning) one click away.
+                <details class="loaded" id="loaded" data-verify-ms=verify_ms data-verify-bytes=verify_bytes>
+                    <summary>{ready}</summary>
+                    {strategy}{model.map(|m| view! { ", Modell "<span id="model">{m}</span> })}{terms}{synonyms}{learned_note}
+                </details>
                 {expansion_problem}
                 {learned_problem}
             }))
