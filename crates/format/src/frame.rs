@@ -16,8 +16,7 @@
 //! (`paragraf_engine::bundle` for the law and strategy bundles).
 
 use paragraf_law::LawError;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The folder format `manifest.json` records (`format_version`): raised together with a bundle kind's
 /// [`FileKind::version`], so that an incremental build rebuilds the laws an older format wrote (2: HNSW links
@@ -122,8 +121,8 @@ impl FileKind {
         })
     }
 
-    /// Checks header, length and checksum, then decodes the payload.
-    pub fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, BundleError> {
+    /// Checks header, length and checksum, then decodes the payload (which may borrow strings from `bytes`).
+    pub fn decode<'a, T: Deserialize<'a>>(&self, bytes: &'a [u8]) -> Result<T, BundleError> {
         let header = self.read_header(bytes)?;
         let present = (bytes.len() - HEADER_LEN) as u64;
         if present < header.payload_len {

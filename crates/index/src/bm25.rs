@@ -194,10 +194,11 @@ impl Bm25Dictionary {
     }
 }
 
-/// A sorted vocabulary packed into one string: no allocation per term, so the 260,495 terms of the index across
-/// all laws decode as one piece in the browser, and a lookup is a binary search over the ends.
+/// Strings packed into one: no allocation per string, so the 260,495 terms of the index across all laws (or a
+/// thesaurus's 75,000 words) decode as one piece in the browser. Sorted, as a vocabulary is, a lookup is a binary
+/// search over the ends.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Terms {
+pub struct Terms {
     text: String,
     /// Where term `i` ends in `text` (it starts where term `i - 1` ends, or at 0).
     ends: Vec<u32>,
@@ -208,15 +209,53 @@ impl Terms {
     pub fn new<S: AsRef<str>>(terms: &[S]) -> Self {
         let mut packed = Terms::default();
         for term in terms {
-            packed.text.push_str(term.as_ref());
-            packed.ends.push(packed.text.len() as u32);
+            packed.push(term.as_ref());
         }
         packed
+    }
+
+    /// Room for `terms` terms of `bytes` bytes in all.
+    pub fn with_capacity(terms: usize, bytes: usize) -> Self {
+        Terms {
+            text: String::with_capacity(bytes),
+            ends: Vec::with_capacity(terms),
+        }
+    }
+
+    /// Appends `term`.
+    pub fn push(&mut self, term: &str) {
+        self.text.push_str(term);
+        self.ends.push(self.text.len() as u32);
     }
 
     /// Number of terms.
     pub fn len(&self) -> usize {
         self.ends.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The last term, if any.
+    pub fn last(&self) -> Option<&str> {
+        self.len().checked_sub(1).map(|i| self.get(i))
+    }
+
+    /// The number of leading terms for which `pred` holds (the terms partitioned by it, as sorted terms are by
+    /// `term < x`), found by binary search.
+    pub fn partition_point(&self, mut pred: impl FnMut(&str) -> bool) -> usize {
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let mid = (low + high) / 2;
+            if pred(self.get(mid)) {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        low
     }
 
     /// Term `i`.
@@ -232,16 +271,8 @@ impl Terms {
 
     /// The index of `term`, if it is one (the terms sorted).
     pub fn find(&self, term: &str) -> Option<usize> {
-        let (mut low, mut high) = (0, self.len());
-        while low < high {
-            let mid = (low + high) / 2;
-            match self.get(mid).cmp(term) {
-                std::cmp::Ordering::Less => low = mid + 1,
-                std::cmp::Ordering::Greater => high = mid,
-                std::cmp::Ordering::Equal => return Some(mid),
-            }
-        }
-        None
+        let i = self.partition_point(|t| t < term);
+        (i < self.len() && self.get(i) == term).then_some(i)
     }
 
     fn is_strictly_sorted(&self) -> bool {

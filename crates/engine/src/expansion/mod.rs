@@ -42,7 +42,7 @@ pub mod thesaurus;
 #[cfg(test)]
 use paragraf_format::frame::HEADER_LEN;
 use paragraf_format::frame::{BundleError, FileKind};
-use paragraf_index::bm25::Bm25Index;
+use paragraf_index::bm25::{Bm25Index, Terms};
 use paragraf_law::analyzer::{Analyzer, AnalyzerConfig, MIN_PART_CHARS};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -205,15 +205,18 @@ struct SetWord {
 
 /// The file's payload: each distinct word once, ordered by stem, its stem written as the bytes it shares with the
 /// lowercased word plus the rest (most stems are a prefix), synonym sets as `word index * 4 + role`.
+/// Words and stems are borrowed from the file's bytes as they decode (no allocation per word).
 #[derive(Serialize, Deserialize)]
-struct Wire {
+struct Wire<'a> {
     generator: String,
     source: String,
     notice: String,
     params: TableParams,
     analyzer: AnalyzerConfig,
-    words: Vec<String>,
-    stems: Vec<(u32, String)>,
+    #[serde(borrow)]
+    words: Vec<&'a str>,
+    #[serde(borrow)]
+    stems: Vec<(u32, &'a str)>,
     sets: Vec<Vec<u32>>,
 }
 
@@ -224,7 +227,7 @@ impl ThesaurusFile {
         let stems = t
             .words
             .iter()
-            .zip(&t.stems)
+            .zip(t.stems.iter())
             .map(|(word, stem)| {
                 let lower = word.to_lowercase();
                 let shared = lower
@@ -233,7 +236,7 @@ impl ThesaurusFile {
                     .take_while(|&end| stem.as_bytes().get(..end) == Some(&lower.as_bytes()[..end]))
                     .last()
                     .unwrap_or(0);
-                (shared as u32, stem[shared..].to_string())
+                (shared as u32, &stem[shared..])
             })
             .collect();
         let sets = t
@@ -247,7 +250,7 @@ impl ThesaurusFile {
             notice: self.notice.clone(),
             params: self.params,
             analyzer: t.analyzer,
-            words: t.words.clone(),
+            words: t.words.iter().collect(),
             stems,
             sets,
         })
@@ -269,33 +272,45 @@ impl ThesaurusFile {
         {
             return fail("table parameters out of range");
         }
-        let mut stems = Vec::with_capacity(wire.stems.len());
-        for (word, (shared, rest)) in wire.words.iter().zip(wire.stems) {
-            // Most words are lower case already: no copy for them (this loop runs while a page waits).
-            let lower = if word.chars().any(char::is_uppercase) {
-                std::borrow::Cow::Owned(word.to_lowercase())
-            } else {
-                std::borrow::Cow::Borrowed(word.as_str())
-            };
+        let word_bytes = wire.words.iter().map(|w| w.len()).sum();
+        // `shared` is checked below; bounded here so that a corrupt one cannot ask for a huge allocation.
+        let stem_bytes = wire
+            .stems
+            .iter()
+            .map(|(shared, rest)| (*shared as usize).min(MAX_TERM_BYTES) + rest.len())
+            .sum();
+        let mut words = Terms::with_capacity(wire.words.len(), word_bytes);
+        let mut stems = Terms::with_capacity(wire.stems.len(), stem_bytes);
+        // One buffer for every stem: the first `shared` bytes of the lowercased word, then the rest.
+        let mut stem = String::new();
+        for (&word, &(shared, rest)) in wire.words.iter().zip(&wire.stems) {
             let shared = shared as usize;
-            if word.is_empty() || word.len() > MAX_TERM_BYTES || !lower.is_char_boundary(shared) {
+            if word.is_empty() || word.len() > MAX_TERM_BYTES {
                 return fail("a word empty, too long or with a stem that does not fit it");
             }
-            let stem = if shared == 0 {
-                rest
-            } else {
-                let mut stem = String::with_capacity(shared + rest.len());
-                stem.push_str(&lower[..shared]);
-                stem.push_str(&rest);
-                stem
-            };
+            stem.clear();
+            match word.as_bytes().get(..shared) {
+                // Mostly: an ASCII prefix (a capitalised noun), lowercased byte by byte.
+                Some(prefix) if prefix.is_ascii() => {
+                    stem.extend(prefix.iter().map(|&b| b.to_ascii_lowercase() as char))
+                }
+                _ => {
+                    let lower = word.to_lowercase();
+                    if !lower.is_char_boundary(shared) {
+                        return fail("a word empty, too long or with a stem that does not fit it");
+                    }
+                    stem.push_str(&lower[..shared]);
+                }
+            }
+            stem.push_str(rest);
             if stem.is_empty() || stem.len() > MAX_TERM_BYTES {
                 return fail("a stem empty or too long");
             }
-            if stems.last().is_some_and(|last: &String| *last > stem) {
+            if stems.last().is_some_and(|last| last > stem.as_str()) {
                 return fail("words not ordered by stem");
             }
-            stems.push(stem);
+            words.push(word);
+            stems.push(&stem);
         }
         let mut sets = Vec::with_capacity(wire.sets.len());
         for set in wire.sets {
@@ -325,7 +340,7 @@ impl ThesaurusFile {
             source: wire.source,
             notice: wire.notice,
             params: wire.params,
-            thesaurus: PreparedThesaurus::from_parts(wire.analyzer, wire.words, stems, sets),
+            thesaurus: PreparedThesaurus::from_parts(wire.analyzer, words, stems, sets),
         })
     }
 }
@@ -393,8 +408,8 @@ fn idf(df: u32, n: usize) -> f32 {
 pub struct PreparedThesaurus {
     analyzer: AnalyzerConfig,
     /// Distinct single words ordered by stem (then word), and each one's stem: a stem's words are one run.
-    words: Vec<String>,
-    stems: Vec<String>,
+    words: Terms,
+    stems: Terms,
     /// Per synonym set, its stemmable single words in thesaurus order.
     sets: Vec<Vec<SetWord>>,
     /// Per word, the synonym sets its stem occurs in (derived from `sets`).
@@ -454,24 +469,24 @@ impl PreparedThesaurus {
                     .collect()
             })
             .collect();
-        let words = order.iter().map(|(_, w)| w.to_string()).collect();
-        let stems = order.into_iter().map(|(s, _)| s).collect();
-        Self::from_parts(analyzer, words, stems, sets)
+        let words: Vec<&str> = order.iter().map(|(_, w)| *w).collect();
+        let stems: Vec<&str> = order.iter().map(|(s, _)| s.as_str()).collect();
+        Self::from_parts(analyzer, Terms::new(&words), Terms::new(&stems), sets)
     }
 
     /// The thesaurus from its words (ordered by stem) and sets; derives the rest with integer work only, since
     /// the browser does this on every cold start.
     fn from_parts(
         analyzer: AnalyzerConfig,
-        words: Vec<String>,
-        stems: Vec<String>,
+        words: Terms,
+        stems: Terms,
         sets: Vec<Vec<SetWord>>,
     ) -> Self {
         // Stems are runs: number them, then count each stem once per set it occurs in (any role).
         let mut stem_of = Vec::with_capacity(stems.len());
         for (i, s) in stems.iter().enumerate() {
             let next = match stem_of.last() {
-                Some(&last) if stems[i - 1] == *s => last,
+                Some(&last) if stems.get(i - 1) == s => last,
                 Some(&last) => last + 1,
                 None => 0,
             };
@@ -529,8 +544,7 @@ impl PreparedThesaurus {
 
     /// The words whose stem is `stem` (one run, as words are ordered by stem).
     fn words_of(&self, stem: &str) -> std::ops::Range<usize> {
-        let from = self.stems.partition_point(|s| s.as_str() < stem);
-        from..from + self.stems[from..].partition_point(|s| s.as_str() == stem)
+        self.stems.partition_point(|s| s < stem)..self.stems.partition_point(|s| s <= stem)
     }
 
     /// The analyzer it was stemmed with.
@@ -555,7 +569,7 @@ impl PreparedThesaurus {
     ) -> impl Iterator<Item = (&'a str, &'a str, bool, u32)> + 'a {
         set.iter().filter(|w| w.role != Role::Dropped).map(|w| {
             let i = w.word as usize;
-            let (stem, word) = (self.stems[i].as_str(), self.words[i].as_str());
+            let (stem, word) = (self.stems.get(i), self.words.get(i));
             (stem, word, w.role == Role::Target, self.senses[i])
         })
     }
@@ -914,8 +928,8 @@ mod tests {
         // Stems that are not a prefix of their word survive the prefix coding.
         let odd = PreparedThesaurus::from_parts(
             AnalyzerConfig::default(),
-            vec!["Ärzte".into(), "Bäume".into()],
-            vec!["arzt".into(), "bäum".into()],
+            Terms::new(&["Ärzte", "Bäume"]),
+            Terms::new(&["arzt", "bäum"]),
             vec![vec![
                 SetWord {
                     word: 0,
