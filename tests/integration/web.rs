@@ -2844,6 +2844,34 @@ fn paragraf_serve_serves_app_bundles_and_query_vectors_on_one_origin() {
 /// of their stated sizes; the page's favicon is the SVG. (That it starts offline after the first visit is step 5b of
 /// `browser_app_searches_switches_shares_degrades_and_reports_errors`.)
 #[test]
+fn the_start_screen_shows_what_paragraf_is_and_stays_with_the_reason_when_the_app_cannot_start() {
+    // The app's page without its wasm: the start screen painted from index.html alone is what remains.
+    let dist = dist();
+    let broken = temp_dir();
+    for entry in std::fs::read_dir(&dist).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_file() && !(name.starts_with("paragraf-web-") && name.ends_with("_bg.wasm")) {
+            std::fs::copy(&path, broken.path().join(&name)).unwrap();
+        }
+    }
+    let site = crate::util::serve_static(vec![("/".into(), broken.path().to_path_buf())]);
+    let browser = Browser::start();
+    browser.goto(&format!("http://{site}/?mode=bm25"));
+    let fatal = browser.wait_text("#fatal", "the failed start to be named", |t| !t.is_empty());
+    assert!(fatal.starts_with("Die Anwendung ist abgestürzt"), "{fatal}");
+    let boot = browser.text("#boot").unwrap_or_default();
+    assert!(
+        boot.contains("Paragraf findet die Paragraphen") && boot.contains("Rechtsberatung"),
+        "{boot}"
+    );
+    assert!(
+        !boot.contains("wird geladen"),
+        "the start screen still says it is loading: {boot}"
+    );
+}
+
+#[test]
 fn the_app_is_installable() {
     let dist = dist();
     // Served as users serve it (`paragraf serve`: icons and the manifest with their content types).

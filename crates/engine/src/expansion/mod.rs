@@ -272,15 +272,10 @@ impl ThesaurusFile {
         {
             return fail("table parameters out of range");
         }
+        // Room from the bytes present (a stem is about as long as its word): a corrupt `shared` cannot reserve.
         let word_bytes = wire.words.iter().map(|w| w.len()).sum();
-        // `shared` is checked below; bounded here so that a corrupt one cannot ask for a huge allocation.
-        let stem_bytes = wire
-            .stems
-            .iter()
-            .map(|(shared, rest)| (*shared as usize).min(MAX_TERM_BYTES) + rest.len())
-            .sum();
         let mut words = Terms::with_capacity(wire.words.len(), word_bytes);
-        let mut stems = Terms::with_capacity(wire.stems.len(), stem_bytes);
+        let mut stems = Terms::with_capacity(wire.stems.len(), word_bytes);
         // One buffer for every stem: the first `shared` bytes of the lowercased word, then the rest.
         let mut stem = String::new();
         for (&word, &(shared, rest)) in wire.words.iter().zip(&wire.stems) {
@@ -295,7 +290,11 @@ impl ThesaurusFile {
                     stem.extend(prefix.iter().map(|&b| b.to_ascii_lowercase() as char))
                 }
                 _ => {
-                    let lower = word.to_lowercase();
+                    let lower = if word.chars().any(char::is_uppercase) {
+                        std::borrow::Cow::Owned(word.to_lowercase())
+                    } else {
+                        std::borrow::Cow::Borrowed(word)
+                    };
                     if !lower.is_char_boundary(shared) {
                         return fail("a word empty, too long or with a stem that does not fit it");
                     }
