@@ -39,7 +39,8 @@ pub const DEFAULT_PROXY_URL: &str = match option_env!("PARAGRAF_PROXY_URL") {
     None => "http://127.0.0.1:8787",
 };
 
-/// The bundle folder, relative to the page, when the URL names none (`PARAGRAF_DATA_URL` at build time).
+/// The bundle folder, relative to the page, when the URL names none (`PARAGRAF_DATA_URL` at build time;
+/// `index.html` preloads the default's manifest, so a build with another folder changes that line too).
 pub const DEFAULT_DATA_URL: &str = match option_env!("PARAGRAF_DATA_URL") {
     Some(url) => url,
     None => "bundles/",
