@@ -272,7 +272,14 @@ fn is_noun_subject(subject: &[&str]) -> bool {
 /// A definition in the sentence's main clause: [`Form::Copula`], [`Form::InTheSense`] or [`Form::Who`].
 fn head_definition(sentence: &str) -> Option<(String, Form)> {
     let line = sentence.lines().next()?;
-    let clause_end = line.find([',', ';', ':']).unwrap_or(line.len());
+    let clause_end = line
+        .bytes()
+        .position(|b| matches!(b, b',' | b';' | b':'))
+        .unwrap_or(line.len());
+    // Most sentences have none of the verbs: skipped without splitting them into words.
+    if !may_have_word(&line[..clause_end], &["ist", "sind", "handelt"]) {
+        return None;
+    }
     let words: Vec<&str> = line[..clause_end].split_whitespace().collect();
     let verb = words
         .iter()
@@ -345,6 +352,17 @@ enum Lead {
     Term(String),
     /// `Im Sinne dieses Gesetzes ist` + enumeration of `term: definition` items.
     List,
+}
+
+/// Whether one of `words` may be a whole word of `text`: it starts there after a byte that is not an ASCII letter
+/// or digit (every whitespace character ends in such a byte). Cheaper than splitting `text` into words, and never
+/// false where [`str::split_whitespace`] would yield one of them.
+fn may_have_word(text: &str, words: &[&str]) -> bool {
+    let bytes = text.as_bytes();
+    (0..bytes.len()).any(|at| {
+        (at == 0 || !bytes[at - 1].is_ascii_alphanumeric())
+            && words.iter().any(|w| bytes[at..].starts_with(w.as_bytes()))
+    })
 }
 
 fn in_the_sense_lead(sentence: &str) -> Option<Lead> {
@@ -447,7 +465,13 @@ pub struct LawDefinitions {
 impl LawDefinitions {
     /// Finds the law's definitions.
     pub fn new(law: &Law) -> Self {
-        let definitions = find_definitions(law);
+        Self::of(find_definitions(law))
+    }
+
+    /// Over definitions found with [`section_definitions`] in the law's active sections, in section order (as
+    /// [`find_definitions`] returns them; a caller that must not hold the thread for a whole law finds them a few
+    /// sections at a time).
+    pub fn of(definitions: Vec<Definition>) -> Self {
         let glossary = Glossary::new(&definitions);
         LawDefinitions {
             definitions,
@@ -588,6 +612,24 @@ impl Glossary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_verb_precheck_never_misses_a_word_split_whitespace_finds() {
+        let verbs = ["ist", "sind", "handelt"];
+        for text in [
+            "Verbraucher ist jede",
+            "ist",
+            "Zubehör\u{a0}sind bewegliche",
+            "Fahrlässig\thandelt",
+            "X\u{2009}ist\u{3000}Y",
+        ] {
+            assert!(text.split_whitespace().any(|w| verbs.contains(&w)), "{text}");
+            assert!(may_have_word(text, &verbs), "{text}");
+        }
+        for text in ["Die Frist beginnt", "Listen und Abstände", "Behandelte Sachen", ""] {
+            assert!(!may_have_word(text, &verbs), "{text}");
+        }
+    }
 
     #[test]
     fn unclosed_and_nested_parentheses_end_and_keep_the_inner_name() {

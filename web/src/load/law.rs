@@ -10,7 +10,8 @@ use paragraf_engine::bundle::{LawBundle, StrategyBundle};
 use paragraf_engine::expansion::{ThesaurusEntry, ThesaurusFile};
 use paragraf_engine::learning::{LearnedFile, Provenance};
 use paragraf_engine::{LawIndex, StrategyIndex};
-use paragraf_law::definitions::LawDefinitions;
+use paragraf_law::definitions::{section_definitions, LawDefinitions};
+use paragraf_law::Law;
 
 use super::files::{bundle_failure, decode_checked, decoded, remember, verified_listed};
 use crate::failure::{BundleKind, BundleProblem, Failure};
@@ -133,8 +134,9 @@ pub async fn law(
         None => (index, None),
     };
     fetch::yield_to_browser().await;
+    let definitions = definitions(&index.law).await;
     let loaded = Rc::new(LoadedLaw {
-        definitions: LawDefinitions::new(&index.law),
+        definitions,
         index,
         entry,
         verify_ms,
@@ -143,6 +145,18 @@ pub async fn law(
     });
     remember(&loaded.entry.file, &loaded);
     Ok(loaded)
+}
+
+/// The law's statutory definitions, found a few sections per task: over the BGB in one piece it was a task of
+/// 20-30 ms in the page.
+async fn definitions(law: &Law) -> LawDefinitions {
+    let mut slices = fetch::Slices::new();
+    let mut found = Vec::new();
+    for (i, section) in law.active_sections() {
+        slices.tick().await;
+        found.extend(section_definitions(i as u32, section));
+    }
+    LawDefinitions::of(found)
 }
 
 /// Decodes a verified law bundle and checks that it is the law its manifest entry lists.

@@ -287,7 +287,8 @@ impl ThesaurusFile {
             match word.as_bytes().get(..shared) {
                 // Mostly: an ASCII prefix (a capitalised noun), lowercased byte by byte.
                 Some(prefix) if prefix.is_ascii() => {
-                    stem.extend(prefix.iter().map(|&b| b.to_ascii_lowercase() as char))
+                    stem.push_str(&word[..shared]);
+                    stem.make_ascii_lowercase();
                 }
                 _ => {
                     let lower = if word.chars().any(char::is_uppercase) {
