@@ -623,10 +623,18 @@ mod tests {
             "Fahrlässig\thandelt",
             "X\u{2009}ist\u{3000}Y",
         ] {
-            assert!(text.split_whitespace().any(|w| verbs.contains(&w)), "{text}");
+            assert!(
+                text.split_whitespace().any(|w| verbs.contains(&w)),
+                "{text}"
+            );
             assert!(may_have_word(text, &verbs), "{text}");
         }
-        for text in ["Die Frist beginnt", "Listen und Abstände", "Behandelte Sachen", ""] {
+        for text in [
+            "Die Frist beginnt",
+            "Listen und Abstände",
+            "Behandelte Sachen",
+            "",
+        ] {
             assert!(!may_have_word(text, &verbs), "{text}");
         }
     }
