@@ -2765,21 +2765,22 @@ fn paragraf_serve_serves_app_bundles_and_query_vectors_on_one_origin() {
         "return performance.getEntriesByType('resource').map(e => e.name);",
         json!([]),
     );
-    let fetched_url = |needle: &str| {
+    let fetched_url = |start: &str, end: &str| {
         fetched
             .as_array()
             .unwrap()
             .iter()
             .filter_map(|e| e.as_str())
-            .find(|name| name.contains(needle))
-            .unwrap_or_else(|| panic!("{needle} was fetched: {fetched}"))
+            .find(|name| name.contains(start) && name.ends_with(end))
+            .unwrap_or_else(|| panic!("{start}…{end} was fetched: {fetched}"))
             .to_owned()
     };
-    for (needle, content_type) in [
-        ("_bg.wasm", "application/wasm"),
-        ("/bundles/GG.law.", "application/octet-stream"),
+    for (start, end, content_type) in [
+        ("/paragraf-web-", "_bg.wasm", "application/wasm"),
+        ("/bundles/GG.law.", ".pgb", "application/octet-stream"),
     ] {
-        let answer = ureq::get(&fetched_url(needle))
+        let needle = format!("{start}…{end}");
+        let answer = ureq::get(&fetched_url(start, end))
             .header("Accept-Encoding", "gzip, deflate, br, zstd")
             .call()
             .unwrap();

@@ -76,9 +76,13 @@ pub struct Definition {
 
 /// Every definition in the law's active sections, in section and text order; one per term and section.
 pub fn find_definitions(law: &Law) -> Vec<Definition> {
+    definitions_by_section(law).flatten().collect()
+}
+
+/// [`find_definitions`] one active section at a time, for a caller that must not hold the thread for a whole law.
+pub fn definitions_by_section(law: &Law) -> impl Iterator<Item = Vec<Definition>> + '_ {
     law.active_sections()
-        .flat_map(|(i, section)| section_definitions(i as u32, section))
-        .collect()
+        .map(|(i, section)| section_definitions(i as u32, section))
 }
 
 /// The definitions in one section (`index` is recorded in each).
@@ -468,9 +472,7 @@ impl LawDefinitions {
         Self::of(find_definitions(law))
     }
 
-    /// Over definitions found with [`section_definitions`] in the law's active sections, in section order (as
-    /// [`find_definitions`] returns them; a caller that must not hold the thread for a whole law finds them a few
-    /// sections at a time).
+    /// Over the law's definitions as [`find_definitions`] returns them (or [`definitions_by_section`], joined).
     pub fn of(definitions: Vec<Definition>) -> Self {
         let glossary = Glossary::new(&definitions);
         LawDefinitions {

@@ -7,10 +7,10 @@ use futures::future::FutureExt;
 use leptos::prelude::*;
 use paragraf_core::manifest::{BundleEntry, LawEntry, LearnedEntry, Manifest, MANIFEST};
 use paragraf_engine::bundle::{LawBundle, StrategyBundle};
-use paragraf_engine::expansion::{ThesaurusEntry, ThesaurusFile};
+use paragraf_engine::expansion::{ThesaurusDecoder, ThesaurusEntry, ThesaurusFile};
 use paragraf_engine::learning::{LearnedFile, Provenance};
 use paragraf_engine::{LawIndex, StrategyIndex};
-use paragraf_law::definitions::{section_definitions, LawDefinitions};
+use paragraf_law::definitions::{definitions_by_section, LawDefinitions};
 use paragraf_law::Law;
 
 use super::files::{bundle_failure, decode_checked, decoded, remember, verified_listed};
@@ -152,9 +152,9 @@ pub async fn law(
 async fn definitions(law: &Law) -> LawDefinitions {
     let mut slices = fetch::Slices::new();
     let mut found = Vec::new();
-    for (i, section) in law.active_sections() {
+    for section in definitions_by_section(law) {
         slices.tick().await;
-        found.extend(section_definitions(i as u32, section));
+        found.extend(section);
     }
     LawDefinitions::of(found)
 }
@@ -186,6 +186,9 @@ async fn learned(data: &str, listed: LearnedEntry) -> Result<(LearnedFile, Strin
     Ok((file, name))
 }
 
+/// Words or synonym sets of the thesaurus decoded between two checks of the time ([`fetch::Slices`]).
+const THESAURUS_STEP: usize = 2_000;
+
 /// The folder's thesaurus file (`thesaurus.<hash>.pgb`), verified and decoded once for all laws, with its name.
 async fn thesaurus(
     data: String,
@@ -199,13 +202,17 @@ async fn thesaurus(
             let kind = BundleKind::Expansions;
             let (bytes, _) =
                 verified_listed(&data, kind, &listed, "Synonymtabelle", progress).await?;
-            let decoded = decode_checked(
-                kind,
-                &file,
-                bytes,
-                |b| ThesaurusFile::from_bytes(b).map_err(BundleProblem::Expansions),
-                |_| Ok(()),
-            )?;
+            // In short tasks: in one piece the BGB folder's thesaurus was a task of about 50 ms.
+            let decoded = async {
+                let mut decoder = ThesaurusDecoder::new(&bytes)?;
+                let mut slices = fetch::Slices::new();
+                while !decoder.step(THESAURUS_STEP)? {
+                    slices.tick().await;
+                }
+                decoder.finish()
+            }
+            .await
+            .map_err(|e| bundle_failure(kind, &file, BundleProblem::Expansions(e)))?;
             Ok(Arc::new(decoded))
         }
         .boxed_local()

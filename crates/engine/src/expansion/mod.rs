@@ -258,6 +258,25 @@ impl ThesaurusFile {
 
     /// Decodes and validates.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ExpansionError> {
+        ThesaurusDecoder::new(bytes)?.finish()
+    }
+}
+
+/// Decodes a thesaurus file a part at a time, for a page that must not hold its thread for the whole file (the
+/// BGB folder's 74,483 words were one task of about 50 ms in the browser): [`ThesaurusDecoder::step`] between other
+/// work, then [`ThesaurusDecoder::finish`]. [`ThesaurusFile::from_bytes`] does it in one go.
+pub struct ThesaurusDecoder<'a> {
+    wire: Wire<'a>,
+    words: Terms,
+    stems: Terms,
+    /// One buffer for every stem: the first `shared` bytes of the lowercased word, then the rest.
+    stem: String,
+    sets: Vec<Vec<SetWord>>,
+}
+
+impl<'a> ThesaurusDecoder<'a> {
+    /// Checks the frame, decodes the payload (its words borrowed from `bytes`) and checks its counts.
+    pub fn new(bytes: &'a [u8]) -> Result<Self, ExpansionError> {
         let wire: Wire = KIND.decode(bytes)?;
         let fail = |what| Err(ExpansionError::Invalid(what));
         if wire.words.len() > MAX_WORDS || wire.sets.len() > MAX_SETS {
@@ -274,11 +293,28 @@ impl ThesaurusFile {
         }
         // Room from the bytes present (a stem is about as long as its word): a corrupt `shared` cannot reserve.
         let word_bytes = wire.words.iter().map(|w| w.len()).sum();
-        let mut words = Terms::with_capacity(wire.words.len(), word_bytes);
-        let mut stems = Terms::with_capacity(wire.stems.len(), word_bytes);
-        // One buffer for every stem: the first `shared` bytes of the lowercased word, then the rest.
-        let mut stem = String::new();
-        for (&word, &(shared, rest)) in wire.words.iter().zip(&wire.stems) {
+        Ok(ThesaurusDecoder {
+            words: Terms::with_capacity(wire.words.len(), word_bytes),
+            stems: Terms::with_capacity(wire.stems.len(), word_bytes),
+            stem: String::new(),
+            sets: Vec::with_capacity(wire.sets.len()),
+            wire,
+        })
+    }
+
+    /// Decodes up to `limit` more words and synonym sets (words first); `true` once all are.
+    pub fn step(&mut self, limit: usize) -> Result<bool, ExpansionError> {
+        let fail = |what| Err(ExpansionError::Invalid(what));
+        let ThesaurusDecoder {
+            wire,
+            words,
+            stems,
+            stem,
+            sets,
+        } = self;
+        let from = words.len();
+        let to = from.saturating_add(limit).min(wire.words.len());
+        for (&word, &(shared, rest)) in wire.words[from..to].iter().zip(&wire.stems[from..to]) {
             let shared = shared as usize;
             if word.is_empty() || word.len() > MAX_TERM_BYTES {
                 return fail("a word empty, too long or with a stem that does not fit it");
@@ -310,15 +346,17 @@ impl ThesaurusFile {
                 return fail("words not ordered by stem");
             }
             words.push(word);
-            stems.push(&stem);
+            stems.push(stem);
         }
-        let mut sets = Vec::with_capacity(wire.sets.len());
-        for set in wire.sets {
+        let limit = limit - (to - from);
+        let from = sets.len();
+        let to = from.saturating_add(limit).min(wire.sets.len());
+        for set in &wire.sets[from..to] {
             if set.len() > MAX_SET_WORDS {
                 return fail("a synonym set too large");
             }
-            let mut words = Vec::with_capacity(set.len());
-            for code in set {
+            let mut set_words = Vec::with_capacity(set.len());
+            for &code in set {
                 let role = match code % 4 {
                     0 => Role::Dropped,
                     1 => Role::Lay,
@@ -328,13 +366,26 @@ impl ThesaurusFile {
                 if code / 4 >= wire.words.len() as u32 {
                     return fail("a synonym set names a word the file lacks");
                 }
-                words.push(SetWord {
+                set_words.push(SetWord {
                     word: code / 4,
                     role,
                 });
             }
-            sets.push(words);
+            sets.push(set_words);
         }
+        Ok(words.len() == wire.words.len() && sets.len() == wire.sets.len())
+    }
+
+    /// Decodes what is left and prepares the thesaurus.
+    pub fn finish(mut self) -> Result<ThesaurusFile, ExpansionError> {
+        self.step(usize::MAX)?;
+        let ThesaurusDecoder {
+            wire,
+            words,
+            stems,
+            sets,
+            ..
+        } = self;
         Ok(ThesaurusFile {
             generator: wire.generator,
             source: wire.source,
@@ -946,6 +997,33 @@ mod tests {
             ..file
         };
         assert_eq!(ThesaurusFile::from_bytes(&odd.to_bytes()).unwrap(), odd);
+    }
+
+    #[test]
+    fn decoding_step_by_step_gives_the_same_file_and_the_same_errors() {
+        let file = file();
+        let bytes = file.to_bytes();
+        for limit in [1, 3, 17] {
+            let mut decoder = ThesaurusDecoder::new(&bytes).unwrap();
+            let mut steps = 1;
+            while !decoder.step(limit).unwrap() {
+                steps += 1;
+            }
+            let wire: Wire = KIND.decode(&bytes).unwrap();
+            assert_eq!(steps, (wire.words.len() + wire.sets.len()).div_ceil(limit));
+            assert_eq!(decoder.finish().unwrap(), file);
+        }
+        // A bad synonym set is found by the step that reaches it.
+        let mut wire: Wire = KIND.decode(&bytes).unwrap();
+        let last = wire.sets.len() - 1;
+        wire.sets[last][0] |= 3;
+        let bad = KIND.encode(&wire);
+        let mut decoder = ThesaurusDecoder::new(&bad).unwrap();
+        assert!(!decoder.step(wire.words.len() + last).unwrap());
+        assert_eq!(
+            decoder.step(1).unwrap_err().to_string(),
+            "corrupt thesaurus file: a word with an unknown role. Rebuild with `paragraf build`"
+        );
     }
 
     #[test]
