@@ -4,7 +4,7 @@
 # folder of many laws is given, the page over all laws; mobile (Lighthouse's default emulation) and desktop. Each
 # page and form runs RUNS times (default 3; Lighthouse's own advice, its scores vary from run to run); prints the
 # median run's four category scores with the range of performance, and keeps the median run's report in
-# target/lighthouse/. A measurement, not a test.
+# target/lighthouse/ (and the lowest as NAME-FORM-lowest.json). A measurement, not a test.
 #   [RUNS=n] scripts/lighthouse.sh [BUNDLES (default out/bundles)] [ALL_LAWS_BUNDLES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,7 +61,8 @@ for page in "${pages[@]}"; do
           echo "lighthouse failed on $target ($form): see $out/$name-$form.log" >&2; exit 1; }
       reports+=("$report")
     done
-    # The median run by performance is kept as $name-$form.json; the others are removed.
+    # The median run by performance is kept as $name-$form.json, the lowest (to see what held it down) as
+    # $name-$form-lowest.json; the others are removed.
     node -e '
       const fs = require("fs");
       const [name, form, ...files] = process.argv.slice(1);
@@ -75,7 +76,8 @@ for page in "${pages[@]}"; do
         String(s("accessibility")).padStart(14) + " " + String(s("best-practices")).padStart(15) + " " +
         String(s("seo")).padStart(5));
       fs.renameSync(median.f, files[0].replace(/-1\.json$/, ".json"));
-      for (const x of runs) if (x !== median) fs.rmSync(x.f);
+      if (runs[0] !== median) fs.renameSync(runs[0].f, files[0].replace(/-1\.json$/, "-lowest.json"));
+      for (const x of runs.slice(1)) if (x !== median) fs.rmSync(x.f);
     ' "$name" "$form" "${reports[@]}"
   done
 done
