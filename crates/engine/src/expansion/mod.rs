@@ -302,8 +302,9 @@ impl<'a> ThesaurusDecoder<'a> {
         })
     }
 
-    /// Decodes up to `limit` more words and synonym sets (words first); `true` once all are.
+    /// Decodes up to `limit` (at least one) more words and synonym sets (words first); `true` once all are.
     pub fn step(&mut self, limit: usize) -> Result<bool, ExpansionError> {
+        let limit = limit.max(1);
         let fail = |what| Err(ExpansionError::Invalid(what));
         let ThesaurusDecoder {
             wire,
@@ -1003,14 +1004,18 @@ mod tests {
     fn decoding_step_by_step_gives_the_same_file_and_the_same_errors() {
         let file = file();
         let bytes = file.to_bytes();
-        for limit in [1, 3, 17] {
+        // A limit of 0 still makes progress: a caller looping on `step` always ends.
+        for limit in [0, 1, 3, 17] {
             let mut decoder = ThesaurusDecoder::new(&bytes).unwrap();
             let mut steps = 1;
             while !decoder.step(limit).unwrap() {
                 steps += 1;
             }
             let wire: Wire = KIND.decode(&bytes).unwrap();
-            assert_eq!(steps, (wire.words.len() + wire.sets.len()).div_ceil(limit));
+            assert_eq!(
+                steps,
+                (wire.words.len() + wire.sets.len()).div_ceil(limit.max(1))
+            );
             assert_eq!(decoder.finish().unwrap(), file);
         }
         // A bad synonym set is found by the step that reaches it.
