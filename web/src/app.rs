@@ -1,4 +1,8 @@
 //! The app shell: the shared context from the URL, the URL kept in step with it, the header and the two pages.
+//!
+//! Mounting runs in two tasks, so neither blocks the page for long on a slow phone: the first builds the context
+//! (which starts the manifest's download at once), the next one builds the page and then takes index.html's start
+//! screen away, before that frame is painted.
 
 use leptos::prelude::*;
 use paragraf_engine::Mode;
@@ -22,11 +26,16 @@ pub fn App() -> impl IntoView {
         if let Some(window) = web_sys::window() {
             let path = window.location().pathname().unwrap_or_default();
             if let Ok(history) = window.history() {
-                let _ = history.replace_state_with_url(
-                    &wasm_bindgen::JsValue::NULL,
-                    "",
-                    Some(&format!("{path}{query}")),
-                );
+                let url = format!("{path}{query}");
+                // Replacing the address costs the browser milliseconds; the first state is often the same.
+                let current = window.location().search().unwrap_or_default();
+                if format!("{path}{current}") != url {
+                    let _ = history.replace_state_with_url(
+                        &wasm_bindgen::JsValue::NULL,
+                        "",
+                        Some(&url),
+                    );
+                }
             }
         }
     });
@@ -61,35 +70,55 @@ pub fn App() -> impl IntoView {
     // The app lives as long as the page: the listener is never removed.
     std::mem::forget(handle);
 
+    let built = RwSignal::new(false);
+    set_timeout(
+        move || {
+            built.set(true);
+            request_animation_frame(remove_start_screen);
+        },
+        std::time::Duration::ZERO,
+    );
     let page = ctx.choices.page;
-    view! {
-        <header class="top">
-            <a class="brand" href="?" on:click=move |ev| { ev.prevent_default(); page.set(Page::Search); }>"Paragraf"</a>
-            <span class="tagline">"Private Suche im Bundesrecht – alles läuft in Ihrem Browser"</span>
-            <nav aria-label="Seiten">
-                <a href="?" class:active=move || page.get() == Page::Search
-                    on:click=move |ev| { ev.prevent_default(); page.set(Page::Search); }>"Suche"</a>
-                {move || ctx.folder.manifest.get().and_then(|m| m.ok()).is_some_and(|m| m.federal.is_some()).then(|| view! {
-                    <a id="nav-all-laws" href="?page=alle" class:active=move || page.get() == Page::AllLaws
-                        on:click=move |ev| { ev.prevent_default(); page.set(Page::AllLaws); }>"Alle Gesetze"</a>
-                })}
-                <a href="?page=strategies" class:active=move || page.get() == Page::Strategies
-                    on:click=move |ev| { ev.prevent_default(); page.set(Page::Strategies); }>"Strategien"</a>
-            </nav>
-        </header>
-        <main>
-            {move || match page.get() {
-                // Every page has one h1 (the strategies page shows its own): screen readers jump to it.
-                Page::Search => view! {
-                    <h1 class="visually-hidden">"Suche in einem Gesetz"</h1>
-                    <SearchPage/>
-                }.into_any(),
-                Page::Strategies => view! { <StrategiesPage/> }.into_any(),
-                Page::AllLaws => view! {
-                    <h1 class="visually-hidden">"Suche in allen Gesetzen"</h1>
-                    <AllLawsPage/>
-                }.into_any(),
-            }}
-        </main>
+    move || {
+        built.get().then(|| view! {
+            <header class="top">
+                <a class="brand" href="?" on:click=move |ev| { ev.prevent_default(); page.set(Page::Search); }>"Paragraf"</a>
+                <span class="tagline">"Private Suche im Bundesrecht – alles läuft in Ihrem Browser"</span>
+                <nav aria-label="Seiten">
+                    <a href="?" class:active=move || page.get() == Page::Search
+                        on:click=move |ev| { ev.prevent_default(); page.set(Page::Search); }>"Suche"</a>
+                    {move || ctx.folder.manifest.get().and_then(|m| m.ok()).is_some_and(|m| m.federal.is_some()).then(|| view! {
+                        <a id="nav-all-laws" href="?page=alle" class:active=move || page.get() == Page::AllLaws
+                            on:click=move |ev| { ev.prevent_default(); page.set(Page::AllLaws); }>"Alle Gesetze"</a>
+                    })}
+                    <a href="?page=strategies" class:active=move || page.get() == Page::Strategies
+                        on:click=move |ev| { ev.prevent_default(); page.set(Page::Strategies); }>"Strategien"</a>
+                </nav>
+            </header>
+            <main>
+                {move || match page.get() {
+                    // Every page has one h1 (the strategies page shows its own): screen readers jump to it.
+                    Page::Search => view! {
+                        <h1 class="visually-hidden">"Suche in einem Gesetz"</h1>
+                        <SearchPage/>
+                    }.into_any(),
+                    Page::Strategies => view! { <StrategiesPage/> }.into_any(),
+                    Page::AllLaws => view! {
+                        <h1 class="visually-hidden">"Suche in allen Gesetzen"</h1>
+                        <AllLawsPage/>
+                    }.into_any(),
+                }}
+            </main>
+        })
+    }
+}
+
+/// Removes index.html's start screen (`#boot`), which the app replaces.
+fn remove_start_screen() {
+    if let Some(boot) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("boot"))
+    {
+        boot.remove();
     }
 }

@@ -1,4 +1,4 @@
-//! Mounts the app and removes index.html's start screen (wasm32); natively this binary only says what it is.
+//! Mounts the app, which replaces index.html's start screen (wasm32); natively this binary only says what it is.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
@@ -18,16 +18,10 @@ fn main() {
     }
 }
 
-/// Mounts the app and removes the start screen, in one task.
+/// Mounts the app, which takes the start screen away once its page is built.
 #[cfg(target_arch = "wasm32")]
 fn mount() {
     leptos::mount::mount_to_body(paragraf_web::App);
-    if let Some(boot) = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id("boot"))
-    {
-        boot.remove();
-    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
