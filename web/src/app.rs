@@ -22,20 +22,20 @@ pub fn App() -> impl IntoView {
 
     // The URL follows the state, so the address can be shared and reloaded.
     Effect::new(move |_| {
-        let query = ctx.url_state().to_query();
+        let state = ctx.url_state();
         if let Some(window) = web_sys::window() {
+            // Replacing the address costs the browser milliseconds: not when it already says the same.
+            let current = window.location().search().unwrap_or_default();
+            if UrlState::parse(&current) == state {
+                return;
+            }
             let path = window.location().pathname().unwrap_or_default();
             if let Ok(history) = window.history() {
-                let url = format!("{path}{query}");
-                // Replacing the address costs the browser milliseconds; the first state is often the same.
-                let current = window.location().search().unwrap_or_default();
-                if format!("{path}{current}") != url {
-                    let _ = history.replace_state_with_url(
-                        &wasm_bindgen::JsValue::NULL,
-                        "",
-                        Some(&url),
-                    );
-                }
+                let _ = history.replace_state_with_url(
+                    &wasm_bindgen::JsValue::NULL,
+                    "",
+                    Some(&format!("{path}{}", state.to_query())),
+                );
             }
         }
     });
