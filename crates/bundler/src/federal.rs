@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use paragraf_core::federal::cited::{self, cited_by_shards, CitedByFile};
 use paragraf_core::federal::files::FederalHead;
+use paragraf_core::federal::routing::law_signals;
 use paragraf_core::federal::{FederalLaw, SECTION_STRATEGY};
 use paragraf_core::finder::TopicsFile;
 use paragraf_core::manifest::{CitedByEntry, FederalEntry, FileEntry, VectorsEntry};
@@ -128,11 +129,13 @@ pub fn write(
     let built = FederalHead::build(&parts, shard_bytes)?;
     drop(parts);
     let topics = TopicsFile::of(manifest::GENERATOR, laws.iter().map(|(law, _)| law));
-    let cited_by = cited_by_shards(
-        manifest::GENERATOR,
-        &laws.iter().map(|(law, _)| law).collect::<Vec<_>>(),
-        cited::SHARD_BYTES,
-    );
+    let law_refs: Vec<&Law> = laws.iter().map(|(law, _)| law).collect();
+    let cited_by = cited_by_shards(manifest::GENERATOR, &law_refs, cited::SHARD_BYTES);
+    // What the browser's law routing knows of each law beside its name and size (`Router::of_catalogue`).
+    for (entry, signals) in listed.laws.iter_mut().zip(law_signals(&law_refs)) {
+        entry.cited_by = signals.cited_by;
+    }
+    drop(law_refs);
     drop(laws);
     let written = |stem: &str, bytes: Vec<u8>| -> Result<FileEntry, BuildError> {
         let file = write_hashed(dir, stem, &bytes)?;

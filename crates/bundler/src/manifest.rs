@@ -96,9 +96,11 @@ pub fn law_entry(law: &Law, file: &str, bytes: &[u8]) -> LawEntry {
     LawEntry {
         law: law.abbreviation.clone(),
         title: law.title.clone(),
+        short_title: law.short_title.clone(),
         slug: law.slug.clone(),
         build_date: law.build_date.clone(),
         sections: law.active_sections().count(),
+        cited_by: 0,
         source_sha256: None,
         file: file.to_string(),
         bytes: bytes.len() as u64,
@@ -232,9 +234,11 @@ mod tests {
         manifest.laws.push(LawEntry {
             law: "GG".into(),
             title: "Grundgesetz".into(),
+            short_title: String::new(),
             slug: "gg".into(),
             build_date: "d".into(),
             sections: 1,
+            cited_by: 0,
             source_sha256: Some("ab".repeat(32)),
             file: "GG.law.x.pgb".into(),
             bytes: 1,

@@ -127,31 +127,58 @@ const MIN_NAMING_WORD: usize = 5;
 /// How the title word of a law named after its subject ends (`Kündigungsschutzgesetz`, `Zivilprozessordnung`).
 const LAW_WORDS: [&str; 3] = ["gesetz", "gesetzbuch", "ordnung"];
 
-/// The keys under which title word `title_word` (lowercase) names its law: the word itself and its subject
-/// (`kündigungsschutzgesetz`, `kündigungsschutz`; a linking `s` also dropped: `bundesurlaubs` → `bundesurlaub`),
+/// The keys under which title word `title_word` (lowercase) names its law: the word itself, and its subjects
+/// (`kündigungsschutzgesetz`: `kündigungsschutz`; a linking `s` also dropped: `bundesurlaubs` → `bundesurlaub`),
 /// when it is a law's name with at least four letters before the law word, so `gesetz` or `verordnung` alone
 /// name nothing.
-fn naming_keys(title_word: &str) -> Vec<String> {
+fn naming_keys(title_word: &str) -> Option<(String, Vec<String>)> {
     let word = title_word
         .strip_suffix("es")
         .filter(|w| LAW_WORDS.iter().any(|l| w.ends_with(l)))
         .unwrap_or(title_word);
-    let mut keys = Vec::new();
+    let mut subjects = Vec::new();
     for law_word in LAW_WORDS {
         if let Some(subject) = word
             .strip_suffix(law_word)
             .filter(|s| s.chars().count() >= 4)
         {
-            keys.push(word.to_string());
-            keys.push(subject.to_string());
+            subjects.push(subject.to_string());
             // A linking `s` (`bundesurlaubs`), not the end of a stem (`zivilprozess`).
             if let Some(unlinked) = subject.strip_suffix('s').filter(|u| !u.ends_with('s')) {
-                keys.push(unlinked.to_string());
+                subjects.push(unlinked.to_string());
             }
         }
     }
-    keys
+    (!subjects.is_empty()).then(|| (word.to_string(), subjects))
 }
+
+/// The words of a title (lowercase) as [`LawNames`] splits them.
+fn title_words(lower: &str) -> impl Iterator<Item = &str> {
+    lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .filter(|w| !w.is_empty())
+}
+
+/// The name a title (lowercase) opens with ([`naming_keys`]): its first word (`arbeitszeitgesetz`, `grundgesetz
+/// für die …`), or the first after elided ones (`bundeselterngeld- und elternzeitgesetz`). A law word later in a
+/// title names another law (`Verordnung zur Durchführung des Arbeitszeitgesetzes`, `Gesetz zu Artikel 45b des
+/// Grundgesetzes`).
+fn leading_name(lower: &str) -> Option<(String, Vec<String>)> {
+    for word in title_words(lower) {
+        if let Some(keys) = naming_keys(word) {
+            return Some(keys);
+        }
+        if !(word.ends_with('-') || word == "und" || word == "oder") {
+            return None;
+        }
+    }
+    None
+}
+
+/// Most laws a subject may open title words of and still name one (`Mindestlohn` opens 12, `Arbeit` 184 and
+/// `Vertrag` 244 of the 6,877 federal laws' titles: a common word, not a name, as in `Arbeitsgesetzbuch der DDR`
+/// or `Vertragsgesetz Europa-Mittelmeer-Luftverkehrsabkommen`).
+const MAX_SUBJECT_LAWS: usize = 50;
 
 /// The laws' names as questions name them, prepared once: "Meinten Sie das Gesetz …?" and law routing.
 pub struct LawNames {
@@ -163,27 +190,49 @@ pub struct LawNames {
 }
 
 impl LawNames {
-    /// The names of `laws` (abbreviation, title), in order.
-    pub fn new<'a>(laws: impl IntoIterator<Item = (&'a str, &'a str)>) -> LawNames {
-        let names: Vec<(String, String)> = laws
+    /// The names of `laws` (abbreviation, title, short title), in order.
+    pub fn new<'a>(laws: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>) -> LawNames {
+        let mut names: Vec<(String, String)> = Vec::new();
+        let mut titles: Vec<(usize, &str)> = Vec::new();
+        for (i, (law, title, short)) in laws.into_iter().enumerate() {
+            names.push((law.to_string(), title.to_string()));
+            titles.extend([(i, title), (i, short)]);
+        }
+        let lowered: Vec<(usize, String)> = titles
             .into_iter()
-            .map(|(l, t)| (l.to_string(), t.to_string()))
+            .filter(|(_, t)| !t.is_empty())
+            .map(|(i, t)| (i, t.to_lowercase()))
             .collect();
+        // Every title word with its law, sorted: how many laws' titles a subject opens words of.
+        let mut words: Vec<(&str, usize)> = lowered
+            .iter()
+            .flat_map(|(i, t)| title_words(t).map(move |w| (w, *i)))
+            .collect();
+        words.sort_unstable();
+        words.dedup();
+        let common = |subject: &str| {
+            let from = words.partition_point(|(w, _)| *w < subject);
+            let mut laws: Vec<usize> = words[from..]
+                .iter()
+                .take_while(|(w, _)| w.starts_with(subject))
+                .map(|&(_, l)| l)
+                .collect();
+            laws.sort_unstable();
+            laws.dedup();
+            laws.len() > MAX_SUBJECT_LAWS
+        };
         let mut by_word: HashMap<String, (usize, usize, bool)> = HashMap::new();
-        for (i, (_, title)) in names.iter().enumerate() {
-            if !(title.contains("esetz") || title.contains("rdnung")) {
+        for (i, lower) in &lowered {
+            let Some((name, subjects)) = leading_name(lower) else {
                 continue;
-            }
-            let lower = title.to_lowercase();
-            for word in lower.split(|c: char| !(c.is_alphanumeric() || c == '-')) {
-                for key in naming_keys(word) {
-                    let len = lower.len();
-                    let entry = by_word.entry(key).or_insert((i, len, false));
-                    match entry.1.cmp(&len) {
-                        std::cmp::Ordering::Greater => *entry = (i, len, false),
-                        std::cmp::Ordering::Equal if entry.0 != i => entry.2 = true,
-                        _ => {}
-                    }
+            };
+            let len = lower.len();
+            for key in std::iter::once(name).chain(subjects.into_iter().filter(|s| !common(s))) {
+                let entry = by_word.entry(key).or_insert((*i, len, false));
+                match entry.1.cmp(&len) {
+                    std::cmp::Ordering::Greater => *entry = (*i, len, false),
+                    std::cmp::Ordering::Equal if entry.0 != *i => entry.2 = true,
+                    _ => {}
                 }
             }
         }
@@ -192,8 +241,8 @@ impl LawNames {
 
     /// The law `question` names, if it names one: an abbreviation written as in the archive (`KSchG`, `BGB`, or
     /// `StVO` for the one `StVO 2013`; a word with at least two capitals, so that ordinary nouns never count),
-    /// else a word that is a law's name in its title or that name's subject (`Kündigungsschutz` for the
-    /// `Kündigungsschutzgesetz`), the shortest such title. The first naming word wins; `None` when no word
+    /// else a word that is a law's name in its title or short title or that name's subject (`Kündigungsschutz`
+    /// for the `Kündigungsschutzgesetz`, `Mindestlohn` for the `Mindestlohngesetz`), the shortest such title. The first naming word wins; `None` when no word
     /// names exactly one law.
     pub fn named(&self, question: &str) -> Option<usize> {
         let words: Vec<&str> = question
@@ -499,9 +548,11 @@ mod tests {
         LawEntry {
             law: law.into(),
             title: title.into(),
+            short_title: String::new(),
             slug: String::new(),
             build_date: String::new(),
             sections: 1,
+            cited_by: 0,
             source_sha256: None,
             file: String::new(),
             bytes: 0,
@@ -677,6 +728,7 @@ mod tests {
             abbreviation: "T".into(),
             slug: "t".into(),
             title: "T".into(),
+            short_title: String::new(),
             doknr: String::new(),
             build_date: String::new(),
             stand: vec![],
@@ -711,8 +763,26 @@ mod tests {
             entry("WaffG 2002", "Waffengesetz"),
             entry("BGB", "Bürgerliches Gesetzbuch"),
         ];
-        let names = LawNames::new(laws.iter().map(|l| (l.law.as_str(), l.title.as_str())));
+        let names = LawNames::new(laws.iter().map(LawEntry::names));
         let named = |q: &str| names.named(q).map(|i| laws[i].law.as_str());
+        // The name people use is often the short title alone.
+        let milog = LawEntry {
+            short_title: "Mindestlohngesetz".into(),
+            ..entry(
+                "MiLoG",
+                "Gesetz zur Regelung eines allgemeinen Mindestlohns",
+            )
+        };
+        let with_short = LawNames::new([milog.names(), laws[0].names()]);
+        assert_eq!(
+            with_short.named("Wie hoch ist der gesetzliche Mindestlohn?"),
+            Some(0)
+        );
+        assert_eq!(
+            LawNames::new([entry("MiLoG", &milog.title).names()])
+                .named("Wie hoch ist der gesetzliche Mindestlohn?"),
+            None
+        );
         assert_eq!(
             named("Gilt das KSchG in meinem Kleinbetrieb?"),
             Some("KSchG")
@@ -735,19 +805,53 @@ mod tests {
             named("Welches Gesetz oder welche Verordnung gilt bei der Arbeit?"),
             None
         );
+        let keys =
+            |word: &str| naming_keys(word).map(|(name, subjects)| (name, subjects.join(" ")));
         assert_eq!(
-            naming_keys("arbeitsschutzgesetzes"),
-            ["arbeitsschutzgesetz", "arbeitsschutz"]
+            keys("arbeitsschutzgesetzes"),
+            Some(("arbeitsschutzgesetz".into(), "arbeitsschutz".into()))
         );
         assert_eq!(
-            naming_keys("bundesurlaubsgesetz"),
-            ["bundesurlaubsgesetz", "bundesurlaubs", "bundesurlaub"]
+            keys("bundesurlaubsgesetz"),
+            Some((
+                "bundesurlaubsgesetz".into(),
+                "bundesurlaubs bundesurlaub".into()
+            ))
         );
         assert_eq!(
-            naming_keys("zivilprozessordnung"),
-            ["zivilprozessordnung", "zivilprozess"]
+            keys("zivilprozessordnung"),
+            Some(("zivilprozessordnung".into(), "zivilprozess".into()))
         );
-        assert!(naming_keys("verordnung").is_empty() && naming_keys("gesetz").is_empty());
+        assert_eq!((keys("verordnung"), keys("gesetz")), (None, None));
         assert_eq!(named(""), None);
+        // A title names its law with the word it opens with (after elided ones); a law word later in a title
+        // names another law, and a subject that opens many titles' words is a common word.
+        assert_eq!(
+            leading_name("bundeselterngeld- und elternzeitgesetz").map(|k| k.0),
+            Some("elternzeitgesetz".into())
+        );
+        assert_eq!(
+            leading_name("gesetz zu artikel 45b des grundgesetzes"),
+            None
+        );
+        let wehrb = LawEntry {
+            short_title: "Gesetz zu Artikel 45b des Grundgesetzes".into(),
+            ..entry("WehrbBTG", "Gesetz über den Wehrbeauftragten")
+        };
+        let gg = entry("GG", "Grundgesetz für die Bundesrepublik Deutschland");
+        assert_eq!(
+            LawNames::new([wehrb.names(), gg.names()]).named("Was sagt das Grundgesetz?"),
+            Some(1)
+        );
+        let many: Vec<LawEntry> = (0..=MAX_SUBJECT_LAWS)
+            .map(|i| entry(&format!("V{i}"), &format!("Vertragsverordnung Nr. {i}")))
+            .chain([entry("VG", "Vertragsgesetz Europa")])
+            .collect();
+        let named_in_many = LawNames::new(many.iter().map(LawEntry::names));
+        assert_eq!(named_in_many.named("Ist mein Vertrag gültig?"), None);
+        assert_eq!(
+            named_in_many.named("Was regelt das Vertragsgesetz?"),
+            Some(MAX_SUBJECT_LAWS + 1)
+        );
     }
 }

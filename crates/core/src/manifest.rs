@@ -241,6 +241,10 @@ pub struct LawEntry {
     pub law: String,
     /// Full title.
     pub title: String,
+    /// Short title ([`Law::short_title`](paragraf_law::Law::short_title)); absent when the archive gives none
+    /// or the folder was built before it was kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub short_title: String,
     /// gesetze-im-internet.de slug.
     pub slug: String,
     /// Build date of the source XML.
@@ -249,6 +253,11 @@ pub struct LawEntry {
     /// Active sections.
     #[serde(default)]
     pub sections: usize,
+    /// How many other laws of the folder cite or name it (law routing's
+    /// [`LawSignals::cited_by`](crate::federal::routing::LawSignals::cited_by)): written by `paragraf federal`,
+    /// absent (0) in a folder of one law or indexed before it existed.
+    #[serde(default, skip_serializing_if = "crate::results::is_zero")]
+    pub cited_by: u32,
     /// SHA-256 of the law XML the bundles were built from (lower-case hex): an incremental build
     /// (`paragraf build --laws`) skips a law whose XML is unchanged. Absent when built with `--law`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -398,6 +407,11 @@ pub fn verify_sha256(file: &str, found: &str, sha256: &str) -> Result<(), Manife
 }
 
 impl LawEntry {
+    /// Its abbreviation, title and short title, as [`LawNames`](crate::finder::LawNames) takes them.
+    pub fn names(&self) -> (&str, &str, &str) {
+        (&self.law, &self.title, &self.short_title)
+    }
+
     /// Checks that the decoded law is the one this entry lists (abbreviation, and build date when listed); `file`
     /// names the file in the error. Call after decoding, before use.
     pub fn check_law(&self, file: &str, law: &Law) -> Result<(), ManifestError> {

@@ -237,7 +237,7 @@ pub struct SectionResult {
     pub url: String,
 }
 
-fn is_zero(n: &u32) -> bool {
+pub(crate) fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 

@@ -212,6 +212,7 @@ pub fn parse_str(xml: &str, file: &str, options: &ParseOptions) -> Result<Law, P
         abbreviation: String::new(),
         slug: String::new(),
         title: String::new(),
+        short_title: String::new(),
         doknr: root.attribute("doknr").unwrap_or_default().to_string(),
         build_date: root.attribute("builddate").unwrap_or_default().to_string(),
         stand: Vec::new(),
@@ -229,6 +230,9 @@ pub fn parse_str(xml: &str, file: &str, options: &ParseOptions) -> Result<Law, P
             if let Some(abbreviation) = child(meta, "jurabk") {
                 law.abbreviation = plain_text(abbreviation);
             }
+        }
+        if let Some(short) = child(meta, "kurzue").filter(|_| law.short_title.is_empty()) {
+            law.short_title = plain_text(short);
         }
         if let Some(title) = child(meta, "langue").filter(|_| law.title.is_empty()) {
             law.title = plain_text(title);
@@ -686,6 +690,24 @@ mod tests {
     }
 
     const HEAD: &str = r#"<?xml version="1.0" encoding="UTF-8"?><dokumente builddate="20260413220009" doknr="BJNR1"><norm><metadaten><jurabk>TG</jurabk><langue>Testgesetz</langue></metadaten></norm>"#;
+
+    #[test]
+    fn the_short_title_is_kept_beside_the_title() {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?><dokumente builddate="1" doknr="BJNR2"><norm><metadaten><jurabk>MiLoG</jurabk><kurzue>Mindestlohngesetz</kurzue><langue>Gesetz zur Regelung eines allgemeinen Mindestlohns</langue></metadaten></norm><norm><metadaten><jurabk>MiLoG</jurabk><enbez>§ 1</enbez></metadaten><textdaten><text><Content><P>Text.</P></Content></text></textdaten></norm></dokumente>"#;
+        let milog = law(xml);
+        assert_eq!(
+            (milog.title.as_str(), milog.short_title.as_str()),
+            (
+                "Gesetz zur Regelung eines allgemeinen Mindestlohns",
+                "Mindestlohngesetz"
+            )
+        );
+        let without = law(&format!("{HEAD}</dokumente>"));
+        assert_eq!(
+            (without.title.as_str(), without.short_title.as_str()),
+            ("Testgesetz", "")
+        );
+    }
 
     #[test]
     fn an_empty_list_item_is_no_item_and_the_law_stays_valid() {

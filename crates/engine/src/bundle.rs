@@ -11,8 +11,9 @@ use paragraf_index::vectors::VectorStore;
 use paragraf_law::{Law, Span};
 use serde::{Deserialize, Serialize};
 
-/// The law bundle file: read from version 3 on (before, law bundles lacked their index).
-pub const LAW_BUNDLE: FileKind = FileKind::new(b"PGRF-LAW", "law bundle", 3, 3);
+/// The law bundle file: read from version 4 on (before, laws lacked their short title; before 3, law bundles
+/// lacked their index).
+pub const LAW_BUNDLE: FileKind = FileKind::new(b"PGRF-LAW", "law bundle", 4, 4);
 /// The strategy bundle file: read from version 2 on (HNSW links stored as sorted gaps).
 pub const STRATEGY_BUNDLE: FileKind = FileKind::new(b"PGRF-STR", "strategy bundle", 3, 2);
 
@@ -229,6 +230,7 @@ mod tests {
             abbreviation: "TG".into(),
             slug: "tg".into(),
             title: "Testgesetz".into(),
+            short_title: String::new(),
             doknr: String::new(),
             build_date: "1".into(),
             stand: vec![],
@@ -280,6 +282,16 @@ mod tests {
         // Encoded with a valid header and checksum: only the law check can refuse it.
         let bytes = LawBundle::new("test", law).to_bytes();
         LawBundle::from_bytes(&bytes).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_law_bundle_from_before_short_titles_is_refused_with_what_to_do() {
+        let mut bytes = LawBundle::new("test", small_law()).to_bytes();
+        bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
+        assert_eq!(
+            LawBundle::from_bytes(&bytes).unwrap_err().to_string(),
+            "law bundle format version 3 is older than this Paragraf reads (4 to 4). Rebuild the bundles with `paragraf build`"
+        );
     }
 
     #[test]

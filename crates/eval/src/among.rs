@@ -9,7 +9,7 @@
 
 use paragraf_core::federal::files::{FederalHead, SHARD_BYTES};
 use paragraf_core::federal::learned::{self, AmongQuestion};
-use paragraf_core::federal::routing::{self, Example, Features, Router};
+use paragraf_core::federal::routing::{self, law_signals, CatalogueLaw, Example, Features, Router};
 use paragraf_core::federal::{FederalHit, FederalIndex, FederalLaw, FirstStage, LearnedLaw};
 use paragraf_core::routing_weights::RoutingWeights;
 use paragraf_engine::bundle::StrategyBundle;
@@ -195,13 +195,16 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
     // What the browser searches: the same sections, product-quantized vectors, postings in shards, routed by a
     // router over the catalogue (abbreviations, titles, sizes: no headings, no citations).
     let browser_files = FederalHead::build(&parts(laws), SHARD_BYTES)?;
-    let browser_router = Router::of_catalogue(laws.iter().map(|(law, _)| {
-        (
-            law.abbreviation.as_str(),
-            law.title.as_str(),
-            law.active_sections().count() as u32,
-        )
-    }));
+    let law_refs: Vec<&Law> = laws.iter().map(|(law, _)| law).collect();
+    let signals = law_signals(&law_refs);
+    let browser_router =
+        Router::of_catalogue(law_refs.iter().zip(&signals).map(|(law, s)| CatalogueLaw {
+            law: &law.abbreviation,
+            title: &law.title,
+            short_title: &law.short_title,
+            sections: s.sections,
+            cited_by: s.cited_by,
+        }));
     let own_name = own.map(|o| laws[o].0.abbreviation.as_str());
     let mut markdown = format!(
         "# {} questions among {} laws ({} sections)\n\n{} questions ({} gold ids could not be placed: misses); Recall@10 [95 % bootstrap CI]; \"routed\": law routing with {}; p: paired permutation test ({rounds} rounds, seed {seed}). \"law first\": the top hit's law is a gold law; \"law in top 3\": a gold law among the laws of the first three hits. \"Browser layout\": as the app searches (product-quantized vectors, sharded postings, routed with the shipped weights by a router over the catalogue: the laws' names, kinds and sizes, no law-text ranking, no citations).\n\n| mode | {} | among all, unrouted | routed | Δ routed, p | law first (unrouted → routed) | law in top 3 (routed) | law first by its text / by agreement alone | browser layout (the app's routing) | laws of the other top hits (routed) |\n|---|---|---|---|---|---|---|---|---|---|\n",
@@ -218,7 +221,7 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
         own_name.map_or("alone".to_string(), |o| format!("{o} alone")),
     );
     let mut per_question = String::from(
-        "question\tmode\trecall10_unrouted\trecall10_routed\ttop_law_unrouted\ttop_law_routed\tlaw_first_routed\tlaw_top3_routed\trecall10_learned\ttop_law_learned\n",
+        "question\tmode\trecall10_unrouted\trecall10_routed\ttop_law_unrouted\ttop_law_routed\tlaw_first_routed\tlaw_top3_routed\trecall10_learned\ttop_law_learned\tnamed_law\n",
     );
     let mut learned_md = String::new();
     let mut fitted = Vec::new();
@@ -252,6 +255,7 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
                             .iter()
                             .filter_map(|&(l, s)| among.doc_of(l, s))
                             .collect(),
+                        gold_laws: gold.laws(q),
                     })
                     .collect();
                 let w = routing::fit(&examples);
@@ -508,10 +512,10 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
             }
             None => None,
         };
-        for q in 0..texts.len() {
+        for (q, text) in texts.iter().enumerate() {
             let cell = |v: Option<f64>| v.map_or("".to_string(), |v| format!("{v:.4}"));
             per_question.push_str(&format!(
-                "{q}\t{mode}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                "{q}\t{mode}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
                 cell(u.recall[q]),
                 cell(r.recall[q]),
                 name(u.top_law[q]),
@@ -522,6 +526,10 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
                     .as_ref()
                     .map_or(String::new(), |l| cell(l.recall[q])),
                 learned_judged.as_ref().map_or("", |l| name(l.top_law[q])),
+                browser_router
+                    .ask(text)
+                    .named
+                    .map_or("", |l| name(l as u32)),
             ));
         }
     }
@@ -572,6 +580,7 @@ fn among_questions<'a>(
                 .iter()
                 .filter_map(|&(l, s)| among.doc_of(l, s))
                 .collect(),
+            gold_laws: gold.laws(q),
         })
         .collect()
 }

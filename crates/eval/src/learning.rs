@@ -503,6 +503,7 @@ pub fn among_questions<'a>(
                     .iter()
                     .filter_map(|&s| among.doc_of(own, s))
                     .collect(),
+                gold_laws: vec![own],
             })
         })
         .collect()

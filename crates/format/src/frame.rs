@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 
 /// The folder format `manifest.json` records (`format_version`): raised together with a bundle kind's
 /// [`FileKind::version`], so that an incremental build rebuilds the laws an older format wrote (2: HNSW links
-/// stored as sorted gaps; 3: law bundles carry their prebuilt BM25 index).
-pub const FORMAT_VERSION: u32 = 3;
+/// stored as sorted gaps; 3: law bundles carry their prebuilt BM25 index; 4: laws carry their short title).
+pub const FORMAT_VERSION: u32 = 4;
 /// Header length in bytes.
 pub const HEADER_LEN: usize = 24;
 

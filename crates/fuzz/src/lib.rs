@@ -11,7 +11,7 @@ use paragraf_core::federal::cited::{CitedByFile, CITED_BY};
 use paragraf_core::federal::files::{
     FederalHead, FederalVectors, HEAD as FEDERAL_HEAD, VECTORS as FEDERAL_VECTORS,
 };
-use paragraf_core::federal::routing::Router;
+use paragraf_core::federal::routing::{CatalogueLaw, Router};
 use paragraf_core::finder::{LawFinder, TopicsFile, TOPICS};
 use paragraf_core::manifest::LawEntry;
 use paragraf_e5::file::{ModelFile, KIND as MODEL_FILE};
@@ -200,7 +200,13 @@ pub fn federal_files(head: &[u8], shards: &[&[u8]], vectors: &[u8]) -> bool {
     let dim = vectors.as_ref().map_or(384, |v| v.dim());
     let vector: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.37).sin()).collect();
     // Routed as the browser routes: a router over the head's laws, their abbreviations for titles.
-    let router = Router::of_catalogue(head.laws().iter().map(|l| (l.as_str(), l.as_str(), 1)));
+    let router = Router::of_catalogue(head.laws().iter().map(|l| CatalogueLaw {
+        law: l,
+        title: l,
+        short_title: "",
+        sections: 1,
+        cited_by: 0,
+    }));
     for mode in [Mode::Bm25, Mode::Hybrid, Mode::Dense] {
         let options = SearchOptions {
             mode,

@@ -47,6 +47,9 @@ pub struct Law {
     pub slug: String,
     /// Full title (`langue`), e.g. `Bürgerliches Gesetzbuch`.
     pub title: String,
+    /// Short title (`kurzue`), the name other laws and people use, e.g. `Mindestlohngesetz` for the
+    /// `Gesetz zur Regelung eines allgemeinen Mindestlohns`; empty when the archive gives none.
+    pub short_title: String,
     /// Document number of the law (`doknr`), e.g. `BJNR001950896`.
     pub doknr: String,
     /// Build timestamp of the XML (`builddate`), e.g. `20260413220009`.
@@ -263,6 +266,7 @@ impl Law {
             abbreviation: abbreviation.into(),
             slug: abbreviation.to_lowercase(),
             title: String::new(),
+            short_title: String::new(),
             doknr: String::new(),
             build_date: String::new(),
             stand: vec![],

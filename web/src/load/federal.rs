@@ -9,7 +9,7 @@ use futures::future::FutureExt;
 use leptos::prelude::*;
 use paragraf_core::federal::cited::CitedByFile;
 use paragraf_core::federal::files::{FederalHead, FederalVectors};
-use paragraf_core::federal::routing::Router;
+use paragraf_core::federal::routing::{CatalogueLaw, Router};
 use paragraf_core::finder::TopicsFile;
 use paragraf_core::manifest::{self, FederalEntry, LawEntry, Manifest};
 use paragraf_engine::{Mode, SearchOptions};
@@ -48,9 +48,15 @@ impl LoadedFederal {
             Some((made_for, router)) if Rc::ptr_eq(made_for, manifest) => router.clone(),
             _ => {
                 let router = Rc::new(Router::of_catalogue(self.head.laws().iter().map(|l| {
-                    catalogue.get(l.as_str()).map_or(("", "", 0), |e| {
-                        (e.law.as_str(), e.title.as_str(), e.sections as u32)
-                    })
+                    catalogue
+                        .get(l.as_str())
+                        .map_or(CatalogueLaw::default(), |e| CatalogueLaw {
+                            law: &e.law,
+                            title: &e.title,
+                            short_title: &e.short_title,
+                            sections: e.sections as u32,
+                            cited_by: e.cited_by,
+                        })
                 })));
                 *cached = Some((manifest.clone(), router.clone()));
                 router
@@ -301,13 +307,11 @@ pub async fn run_federal_search(
     asked.named = match (searched.len() > 1, only.is_empty()) {
         (false, _) => None,
         (true, true) => asked.named,
-        (true, false) => paragraf_core::finder::LawNames::new(
-            searched
-                .iter()
-                .map(|(_, l)| (l.law.as_str(), l.title.as_str())),
-        )
-        .named(&query)
-        .map(|k| searched[k].0),
+        (true, false) => {
+            paragraf_core::finder::LawNames::new(searched.iter().map(|(_, l)| l.names()))
+                .named(&query)
+                .map(|k| searched[k].0)
+        }
     };
     let t0 = fetch::now_ms();
     let shards = federal.shards.borrow();

@@ -728,7 +728,7 @@ impl Library {
             .iter()
             .filter(|l| searched.contains(&l.law))
             .collect();
-        let names = LawNames::new(laws.iter().map(|l| (l.law.as_str(), l.title.as_str())));
+        let names = LawNames::new(laws.iter().map(|l| l.names()));
         names.named(question).map(|i| LawName {
             law: laws[i].law.clone(),
             title: laws[i].title.clone(),

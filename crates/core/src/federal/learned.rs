@@ -31,6 +31,8 @@ pub struct AmongQuestion<'a> {
     pub features: Vec<Features>,
     /// Its gold documents (ids the index does not hold are left out: misses).
     pub gold: Vec<u32>,
+    /// The laws of its gold sections.
+    pub gold_laws: Vec<u32>,
 }
 
 /// The features of question `q` with what `learning` says (its precedent `own` left out when it is one).
@@ -86,6 +88,7 @@ pub fn fit(
                 Some((p, &labelled[q].gold)),
             ),
             gold: questions[q].gold.clone(),
+            gold_laws: questions[q].gold_laws.clone(),
         })
         .collect();
     let across: Vec<Example> = across
@@ -93,6 +96,7 @@ pub fn fit(
         .map(|q| Example {
             features: learned_features(index, law, learning, q, None),
             gold: q.gold.clone(),
+            gold_laws: q.gold_laws.clone(),
         })
         .collect();
     let groups: Vec<&[Example]> = [&examples[..], &across[..]]

@@ -439,6 +439,7 @@ mod tests {
     use super::*;
     use paragraf_engine::bundle::{Piece, Producer, Unit};
     use paragraf_law::{Section, Span, Subsection};
+    use routing::CatalogueLaw;
 
     /// A law whose sections are `texts` (`§ 1`, `§ 2`, ...), one Absatz each.
     fn law(abbreviation: &str, texts: &[&str]) -> Law {
@@ -446,6 +447,7 @@ mod tests {
             abbreviation: abbreviation.into(),
             slug: abbreviation.to_lowercase(),
             title: abbreviation.into(),
+            short_title: String::new(),
             doknr: String::new(),
             build_date: "1".into(),
             stand: vec![],
@@ -772,6 +774,7 @@ mod tests {
         let example = routing::Example {
             features: index.routing_features(&first, question),
             gold: vec![index.doc_of(0, 0).unwrap()],
+            gold_laws: vec![0],
         };
         let fitted = routing::fit(&[example]);
         assert_ne!(fitted, RoutingWeights::UNROUTED);
@@ -838,6 +841,7 @@ mod tests {
                     vector: None,
                     features: index.routing_features(&first, t),
                     gold: vec![index.doc_of(0, 0).unwrap()],
+                    gold_laws: vec![0],
                 }
             })
             .collect();
@@ -954,7 +958,14 @@ mod tests {
         let all = |n: u32| loaded.get(n as usize);
         // The browser routes with a router over the catalogue, which has no law-text ranking: as the index
         // routes with that feature's weight 0.
-        let router = Router::of_catalogue([("MietG", "MietG", 2), ("StG", "StG", 2)]);
+        let listed = |law| CatalogueLaw {
+            law,
+            title: law,
+            short_title: "",
+            sections: 2,
+            cited_by: 0,
+        };
+        let router = Router::of_catalogue([listed("MietG"), listed("StG")]);
         let in_the_browser = |text: &str, v: Option<&[f32]>, options: &SearchOptions| {
             if !options.route_laws {
                 return index.search(text, v, options).unwrap().0;
@@ -1078,7 +1089,7 @@ mod tests {
             "{hits:?}"
         );
         // A router made for other laws is refused.
-        let other_router = Router::of_catalogue([("MietG", "MietG", 2)]);
+        let other_router = Router::of_catalogue([listed("MietG")]);
         assert_eq!(
             head.search(
                 &terms,
