@@ -228,7 +228,7 @@ fn naming_words(law: &Law) -> Vec<&str> {
 }
 
 /// Which laws name which in their text (headings, text and footnotes): `(named law, naming law)` pairs, each
-/// once, a law naming itself left out. A law is named by a word of [`naming_words`] that names no other law,
+/// once, a law naming itself left out. A law is named by a word that names it and no other law (`naming_words`),
 /// as written or in the genitive (`des Arbeitszeitgesetzes`, `des BGBs`). Most of what one law owes another is
 /// said this way, in words (`nach § 3 des Entgeltfortzahlungsgesetzes`), which citations resolved from
 /// references miss.
@@ -712,7 +712,7 @@ pub fn fit(examples: &[Example]) -> RoutingWeights {
 }
 
 /// Random starts of [`fit`]'s coordinate ascent besides the unrouted and the shipped weights.
-const RESTARTS: usize = 16;
+pub const RESTARTS: usize = 16;
 /// Their seed.
 const RESTART_SEED: u64 = 42;
 
