@@ -132,8 +132,13 @@ pub fn write(
     let law_refs: Vec<&Law> = laws.iter().map(|(law, _)| law).collect();
     let cited_by = cited_by_shards(manifest::GENERATOR, &law_refs, cited::SHARD_BYTES);
     // What the browser's law routing knows of each law beside its name and size (`Router::of_catalogue`).
-    for (entry, signals) in listed.laws.iter_mut().zip(law_signals(&law_refs)) {
-        entry.cited_by = signals.cited_by;
+    let refers = law_signals(&law_refs).refers;
+    let abbreviations: Vec<String> = listed.laws.iter().map(|e| e.law.clone()).collect();
+    for (entry, refers) in listed.laws.iter_mut().zip(refers) {
+        entry.refers = refers
+            .iter()
+            .map(|&l| abbreviations[l as usize].clone())
+            .collect();
     }
     drop(law_refs);
     drop(laws);

@@ -552,7 +552,7 @@ mod tests {
             slug: String::new(),
             build_date: String::new(),
             sections: 1,
-            cited_by: 0,
+            refers: Vec::new(),
             source_sha256: None,
             file: String::new(),
             bytes: 0,

@@ -253,11 +253,11 @@ pub struct LawEntry {
     /// Active sections.
     #[serde(default)]
     pub sections: usize,
-    /// How many other laws of the folder cite or name it (law routing's
-    /// [`LawSignals::cited_by`](crate::federal::routing::LawSignals::cited_by)): written by `paragraf federal`,
-    /// absent (0) in a folder of one law or indexed before it existed.
-    #[serde(default, skip_serializing_if = "crate::results::is_zero")]
-    pub cited_by: u32,
+    /// The other laws of the folder it cites or names, by abbreviation (law routing's
+    /// [`ArchiveSignals::refers`](crate::federal::routing::ArchiveSignals::refers)): written by `paragraf
+    /// federal`, absent in a folder of one law or indexed before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refers: Vec<String>,
     /// SHA-256 of the law XML the bundles were built from (lower-case hex): an incremental build
     /// (`paragraf build --laws`) skips a law whose XML is unchanged. Absent when built with `--law`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

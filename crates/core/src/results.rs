@@ -237,7 +237,7 @@ pub struct SectionResult {
     pub url: String,
 }
 
-pub(crate) fn is_zero(n: &u32) -> bool {
+fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 

@@ -14,6 +14,9 @@ pub struct RoutingWeights {
     pub law_text: f32,
     /// The law's share of the first stage's ranking.
     pub agreement: f32,
+    /// The share of the first stage's ranking that falls into laws citing or naming the law.
+    #[serde(default)]
+    pub referred: f32,
     /// The law the question names.
     #[serde(default)]
     pub named: f32,
@@ -42,6 +45,7 @@ impl RoutingWeights {
         within_law: 0.0,
         law_text: 0.0,
         agreement: 0.0,
+        referred: 0.0,
         named: 0.0,
         cited_by: 0.0,
         size: 0.0,
@@ -56,12 +60,13 @@ impl RoutingWeights {
     /// (`paragraf eval --among <all laws> --questions … --fit-routing`, docs/all-laws.md, "Which law?").
     pub const DEFAULT: RoutingWeights = RoutingWeights {
         global: 1.0,
-        within_law: 0.1,
+        within_law: 0.5,
         law_text: 0.1,
-        agreement: 0.1,
+        agreement: 0.2,
+        referred: 0.1,
         named: 0.5,
         cited_by: 0.0,
-        size: 0.0,
+        size: 0.05,
         kind: [0.0; 7],
         prior: 0.0,
         vote_lexical: 0.0,
@@ -86,6 +91,7 @@ impl RoutingWeights {
             self.within_law,
             self.law_text,
             self.agreement,
+            self.referred,
             self.named,
             self.cited_by,
             self.size,

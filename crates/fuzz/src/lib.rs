@@ -205,7 +205,7 @@ pub fn federal_files(head: &[u8], shards: &[&[u8]], vectors: &[u8]) -> bool {
         title: l,
         short_title: "",
         sections: 1,
-        cited_by: 0,
+        refers: Vec::new(),
     }));
     for mode in [Mode::Bm25, Mode::Hybrid, Mode::Dense] {
         let options = SearchOptions {

@@ -55,7 +55,7 @@ impl LoadedFederal {
                             title: &e.title,
                             short_title: &e.short_title,
                             sections: e.sections as u32,
-                            cited_by: e.cited_by,
+                            refers: e.refers.iter().map(String::as_str).collect(),
                         })
                 })));
                 *cached = Some((manifest.clone(), router.clone()));

@@ -725,6 +725,7 @@ mod tests {
         let signals = law_signals(&laws);
         assert_eq!(
             signals
+                .laws
                 .iter()
                 .map(|s| (s.kind, s.cited_by, s.sections))
                 .collect::<Vec<_>>(),
@@ -763,6 +764,12 @@ mod tests {
             routed.iter().map(|h| h.law).collect::<Vec<_>>(),
             [0, 0, 1, 2]
         );
+        // So does the law that a law in the ranking cites: the ArbG points to the BUrlG.
+        let referred = RoutingWeights {
+            referred: 1.0,
+            ..RoutingWeights::UNROUTED
+        };
+        assert_eq!(index.route(&first, question, &referred, 1)[0].law, 0);
         // Unrouted weights give the first stage back; fitting on the question learns to route.
         let unrouted: Vec<u32> = index
             .route(&first, question, &RoutingWeights::UNROUTED, 10)
@@ -963,7 +970,7 @@ mod tests {
             title: law,
             short_title: "",
             sections: 2,
-            cited_by: 0,
+            refers: Vec::new(),
         };
         let router = Router::of_catalogue([listed("MietG"), listed("StG")]);
         let in_the_browser = |text: &str, v: Option<&[f32]>, options: &SearchOptions| {

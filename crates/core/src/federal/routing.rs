@@ -8,6 +8,9 @@
 //!   ([`LawFinder`]) — `Urlaub` meets the BUrlG, `Miete` the BGB's `Mietverhältnisse über Wohnraum`;
 //! - **agreement**: how much of the first stage's ranking falls into the law (a law with several strong
 //!   sections is more likely the one than a law with one lucky hit);
+//! - **referred**: how much of it falls into laws that cite or name the law: an ordinance that shares the
+//!   question's words (`Offshore-ArbZV`) points to the statute it rests on (the ArbZG), a special act on land
+//!   (`SachenRBerG`) to the BGB;
 //! - **the law the question names**: `KSchG`, or `Kündigungsschutz` for the `Kündigungsschutzgesetz`
 //!   ([`crate::finder::LawNames`]);
 //! - **the archive's structure**: how many other laws cite or name the law (the StGB, ZPO and EStG are named
@@ -160,28 +163,63 @@ pub struct LawSignals {
     pub sections: u32,
 }
 
-/// The signals of every law in `laws` (the laws' citations of each other resolved by name, as
-/// [`crate::finder::cited_law`] resolves them, and the laws they name).
-pub fn law_signals(laws: &[&Law]) -> Vec<LawSignals> {
-    let mut citing: Vec<(usize, usize)> = cross_law_citations(laws)
+/// What the archive says about its laws without any labelled question: each law's signals, and the laws each
+/// cites or names (indices, sorted, each once).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ArchiveSignals {
+    /// Per law.
+    pub laws: Vec<LawSignals>,
+    /// Per law, the other laws it cites or names.
+    pub refers: Vec<Vec<u32>>,
+}
+
+/// The signals of every law in `laws`: the laws' citations of each other resolved by name, as
+/// [`crate::finder::cited_law`] resolves them, and the laws they name ([`naming_laws`]).
+pub fn law_signals(laws: &[&Law]) -> ArchiveSignals {
+    let mut refers = vec![Vec::new(); laws.len()];
+    for (to, from) in cross_law_citations(laws)
         .into_iter()
         .map(|c| (c.cited_law, c.law))
         .chain(naming_laws(laws))
-        .collect();
-    citing.sort_unstable();
-    citing.dedup();
-    let mut cited_by = vec![0u32; laws.len()];
-    for (to, _) in citing {
-        cited_by[to] += 1;
+    {
+        refers[from].push(to as u32);
     }
-    laws.iter()
-        .zip(cited_by)
-        .map(|(law, cited_by)| LawSignals {
-            kind: LawKind::of(&law.abbreviation, &law.title),
-            cited_by,
-            sections: law.active_sections().count() as u32,
-        })
-        .collect()
+    ArchiveSignals::of(
+        laws.iter().map(|law| {
+            (
+                LawKind::of(&law.abbreviation, &law.title),
+                law.active_sections().count() as u32,
+            )
+        }),
+        refers,
+    )
+}
+
+impl ArchiveSignals {
+    /// The signals of laws of `kinds_and_sizes` that cite or name the laws `refers` says (in any order, repeats
+    /// allowed): `cited_by` is how many laws refer to each.
+    fn of(
+        kinds_and_sizes: impl Iterator<Item = (LawKind, u32)>,
+        mut refers: Vec<Vec<u32>>,
+    ) -> Self {
+        let mut cited_by = vec![0u32; refers.len()];
+        for r in &mut refers {
+            r.sort_unstable();
+            r.dedup();
+            for &to in r.iter() {
+                cited_by[to as usize] += 1;
+            }
+        }
+        let laws = kinds_and_sizes
+            .zip(cited_by)
+            .map(|((kind, sections), cited_by)| LawSignals {
+                kind,
+                cited_by,
+                sections,
+            })
+            .collect();
+        ArchiveSignals { laws, refers }
+    }
 }
 
 /// Words that end a law's name (`Arbeitszeitgesetz`, `Straßenverkehrs-Ordnung`, `Einigungsvertrag`).
@@ -385,6 +423,8 @@ pub struct Features {
     pub law_text: f32,
     /// Its law's reciprocal-rank mass (k = 2) in the first stage's first 100, relative to the law with most.
     pub agreement: f32,
+    /// The mass of the laws citing or naming its law, relative to the law with most.
+    pub referred: f32,
     /// 1 when its law is the one the question names, else 0.
     pub named: f32,
     /// `ln(1 + cited_by)`, relative to the most cited law.
@@ -408,6 +448,7 @@ impl Features {
             + w.within_law * self.within_law
             + w.law_text * self.law_text
             + w.agreement * self.agreement
+            + w.referred * self.referred
             + w.named * self.named
             + w.cited_by * self.cited_by
             + w.size * self.size
@@ -423,7 +464,7 @@ fn reciprocal(k: f32, rank: usize) -> f32 {
 }
 
 /// One law of a catalogue ([`Router::of_catalogue`]).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct CatalogueLaw<'a> {
     /// Its abbreviation.
     pub law: &'a str,
@@ -433,8 +474,9 @@ pub struct CatalogueLaw<'a> {
     pub short_title: &'a str,
     /// Its active sections.
     pub sections: u32,
-    /// How many other laws cite or name it ([`LawSignals::cited_by`]).
-    pub cited_by: u32,
+    /// The laws it cites or names ([`ArchiveSignals::refers`]), by abbreviation; one the catalogue lacks is left
+    /// out.
+    pub refers: Vec<&'a str>,
 }
 
 /// What routing asks of the laws for one question ([`Router::ask`]).
@@ -453,14 +495,16 @@ pub struct Router {
     finder: Option<LawFinder>,
     /// The laws' names, for the law a question names.
     names: LawNames,
+    /// Per law, the laws it cites or names.
+    refers: Vec<Vec<u32>>,
     max_cited: f32,
     max_size: f32,
 }
 
 impl Router {
     /// A router over `laws` (indices as in the index across laws) with their `signals` ([`law_signals`]).
-    pub fn new(laws: &[&Law], signals: Vec<LawSignals>) -> Router {
-        assert_eq!(laws.len(), signals.len(), "one signal per law");
+    pub fn new(laws: &[&Law], signals: ArchiveSignals) -> Router {
+        assert_eq!(laws.len(), signals.laws.len(), "one signal per law");
         Router::with(
             signals,
             Some(LawFinder::of_laws(laws)),
@@ -478,20 +522,31 @@ impl Router {
     /// what the browser has before any law is loaded. It has no law-text ranking (that feature is 0: indexing
     /// 6,877 titles takes 0.2 s natively and a 1.5 s task in the browser, for +0.015 Recall@10 on the project's
     /// cross-law test half; docs/all-laws.md).
-    pub fn of_catalogue<'a>(laws: impl IntoIterator<Item = CatalogueLaw<'a>> + Clone) -> Router {
-        let signals: Vec<LawSignals> = laws
-            .clone()
-            .into_iter()
-            .map(|l| LawSignals {
-                kind: LawKind::of(l.law, l.title),
-                cited_by: l.cited_by,
-                sections: l.sections,
+    pub fn of_catalogue<'a>(laws: impl IntoIterator<Item = CatalogueLaw<'a>>) -> Router {
+        let laws: Vec<CatalogueLaw> = laws.into_iter().collect();
+        let index: HashMap<&str, u32> = laws
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !l.law.is_empty())
+            .map(|(i, l)| (l.law, i as u32))
+            .collect();
+        let refers = laws
+            .iter()
+            .map(|l| {
+                l.refers
+                    .iter()
+                    .filter_map(|r| index.get(r).copied())
+                    .collect()
             })
             .collect();
         Router::with(
-            signals,
+            ArchiveSignals::of(
+                laws.iter()
+                    .map(|l| (LawKind::of(l.law, l.title), l.sections)),
+                refers,
+            ),
             None,
-            LawNames::new(laws.into_iter().map(|l| (l.law, l.title, l.short_title))),
+            LawNames::new(laws.iter().map(|l| (l.law, l.title, l.short_title))),
         )
     }
 
@@ -500,13 +555,18 @@ impl Router {
         self.signals.len()
     }
 
-    fn with(signals: Vec<LawSignals>, finder: Option<LawFinder>, names: LawNames) -> Router {
+    fn with(signals: ArchiveSignals, finder: Option<LawFinder>, names: LawNames) -> Router {
+        let ArchiveSignals {
+            laws: signals,
+            refers,
+        } = signals;
         let max_cited = signals.iter().map(|s| s.cited_by).max().unwrap_or(0) as f32;
         let max_size = signals.iter().map(|s| s.sections).max().unwrap_or(0) as f32;
         Router {
             signals,
             finder,
             names,
+            refers,
             max_cited: max_cited.ln_1p(),
             max_size: max_size.ln_1p(),
         }
@@ -577,6 +637,18 @@ impl Router {
                 f.agreement = mass.get(&f.law).map_or(0.0, |m| m / most);
             }
         }
+        let mut referred: HashMap<u32, f32> = HashMap::new();
+        for (&law, &m) in &mass {
+            for &to in self.refers.get(law as usize).into_iter().flatten() {
+                *referred.entry(to).or_default() += m;
+            }
+        }
+        let most_referred = referred.values().copied().fold(0.0f32, f32::max);
+        if most_referred > 0.0 {
+            for f in &mut features {
+                f.referred = referred.get(&f.law).map_or(0.0, |m| m / most_referred);
+            }
+        }
         features
     }
 
@@ -602,6 +674,7 @@ impl Router {
                 .position(|&l| l == law as usize)
                 .map_or(0.0, |r| reciprocal(LAW_K, r)),
             agreement: 0.0,
+            referred: 0.0,
             named: if query.named == Some(law as usize) {
                 1.0
             } else {
@@ -669,10 +742,11 @@ fn objective(example: &Example, top: &[Hit]) -> f64 {
 /// questions than what ships.
 pub fn fit(examples: &[Example]) -> RoutingWeights {
     let grid = &ROUTING_GRID[..];
-    let coordinates: [Coordinate<RoutingWeights>; 13] = [
+    let coordinates: [Coordinate<RoutingWeights>; 14] = [
         (|w| &mut w.within_law, grid),
         (|w| &mut w.law_text, grid),
         (|w| &mut w.agreement, grid),
+        (|w| &mut w.referred, grid),
         (|w| &mut w.named, grid),
         (|w| &mut w.cited_by, grid),
         (|w| &mut w.size, grid),
@@ -828,10 +902,37 @@ mod tests {
         assert_eq!(naming_laws(&refs), [(0, 2), (1, 2), (0, 3), (1, 3), (3, 5)]);
         assert_eq!(
             law_signals(&refs)
+                .laws
                 .iter()
                 .map(|s| s.cited_by)
                 .collect::<Vec<_>>(),
             [2, 2, 0, 1, 0, 0]
+        );
+    }
+
+    #[test]
+    fn a_catalogue_says_which_laws_refer_to_which_by_abbreviation() {
+        let law = |law, refers: Vec<&'static str>| CatalogueLaw {
+            law,
+            title: "",
+            short_title: "",
+            sections: 1,
+            refers,
+        };
+        // Repeats count once, and a law the catalogue lacks not at all.
+        let router = Router::of_catalogue([
+            law("A", vec!["B", "X", "B"]),
+            law("B", vec![]),
+            law("C", vec!["B", "A"]),
+        ]);
+        assert_eq!(router.refers, [vec![1], vec![], vec![0, 1]]);
+        assert_eq!(
+            router
+                .signals
+                .iter()
+                .map(|s| s.cited_by)
+                .collect::<Vec<_>>(),
+            [1, 2, 0]
         );
     }
 
