@@ -755,14 +755,17 @@ fn questions_across_laws_are_judged_by_law_routed_and_fit() {
         weights.starts_with("{\"global\":1.0,\"within_law\":"),
         "{weights}"
     );
-    // Per question: recall unrouted and routed, the top hit's law, whether the law is right.
+    // Per question: recall unrouted and routed, the top hit's law, whether the law is right, the law it names.
     let tsv = std::fs::read_to_string(out.join("among.tsv")).unwrap();
     let lines: Vec<&str> = tsv.lines().collect();
-    assert_eq!(lines[0], "question\tmode\trecall10_unrouted\trecall10_routed\ttop_law_unrouted\ttop_law_routed\tlaw_first_routed\tlaw_top3_routed\trecall10_learned\ttop_law_learned");
+    assert_eq!(lines[0], "question\tmode\trecall10_unrouted\trecall10_routed\ttop_law_unrouted\ttop_law_routed\tlaw_first_routed\tlaw_top3_routed\trecall10_learned\ttop_law_learned\tnamed_law");
     assert_eq!(lines.len(), 6, "{tsv}");
     let first: Vec<&str> = lines[1].split('\t').collect();
     assert_eq!((first[0], first[1]), ("0", "bm25"));
     assert!(["StGB", "GG", "HGB"].contains(&first[5]), "{tsv}");
+    // The shoplifting question names no law.
+    assert_eq!(first.len(), 11, "{tsv}");
+    assert_eq!(first[10], "", "{tsv}");
     // With the shipped weights the report says so.
     let shipped = eval(&[]);
     assert!(shipped.status.success());
