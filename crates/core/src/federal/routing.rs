@@ -197,13 +197,14 @@ pub fn law_signals(laws: &[&Law]) -> ArchiveSignals {
 
 impl ArchiveSignals {
     /// The signals of laws of `kinds_and_sizes` that cite or name the laws `refers` says (in any order, repeats
-    /// allowed): `cited_by` is how many laws refer to each.
+    /// and a law's own index allowed, both dropped): `cited_by` is how many other laws refer to each.
     fn of(
         kinds_and_sizes: impl Iterator<Item = (LawKind, u32)>,
         mut refers: Vec<Vec<u32>>,
     ) -> Self {
         let mut cited_by = vec![0u32; refers.len()];
-        for r in &mut refers {
+        for (law, r) in refers.iter_mut().enumerate() {
+            r.retain(|&to| to as usize != law);
             r.sort_unstable();
             r.dedup();
             for &to in r.iter() {
@@ -919,10 +920,10 @@ mod tests {
             sections: 1,
             refers,
         };
-        // Repeats count once, and a law the catalogue lacks not at all.
+        // Repeats count once; a law the catalogue lacks, or the law itself, not at all.
         let router = Router::of_catalogue([
             law("A", vec!["B", "X", "B"]),
-            law("B", vec![]),
+            law("B", vec!["B"]),
             law("C", vec!["B", "A"]),
         ]);
         assert_eq!(router.refers, [vec![1], vec![], vec![0, 1]]);
