@@ -209,6 +209,14 @@ fn learned_bm25_ranks_what_lay_people_need_and_eval_refuses_to_flatter_it() {
     let file = LearnedFile::from_bytes(&bytes).unwrap();
     assert_eq!(file.rankers.len(), 1, "BM25 only: one ranker");
     assert_eq!(file.rankers[0].cv.folds, 3);
+    assert!(
+        file.rankers[0].tail.is_some_and(|t| t.valid()),
+        "the ranker orders ranks 11–100 with a tail of its own"
+    );
+    assert!(
+        stdout.contains("Tail weights per fold") && stdout.contains("- sections bm25: ("),
+        "{stdout}"
+    );
     // The file holds no question text, only hashes, terms and sections.
     let text = String::from_utf8_lossy(&bytes);
     assert!(
@@ -450,6 +458,10 @@ fn learned_dense_and_hybrid_rankers_vote_with_question_vectors() {
     let file =
         LearnedFile::from_bytes(&std::fs::read(dir.join(&listed.file.file)).unwrap()).unwrap();
     assert_eq!(file.rankers.len(), 3);
+    assert!(
+        file.rankers.iter().all(|r| r.tail.is_some()),
+        "a tail per ranker"
+    );
     assert_eq!(file.vectors.len(), 1, "one model's question vectors");
     assert_eq!(file.vectors[0].vectors.len(), GG_QUESTIONS.len());
     assert_eq!(

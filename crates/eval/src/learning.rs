@@ -238,6 +238,8 @@ pub struct CvRow {
     pub mrr10: (f64, f64),
     /// Weights chosen per fold.
     pub weights: Vec<Weights>,
+    /// Per fold: the tail's weights (ranks 11–100), if fit.
+    pub tails: Vec<Option<Weights>>,
     /// The factor the learned signals' weights were shrunk by after fitting.
     pub shrink: f32,
 }
@@ -298,6 +300,7 @@ pub fn cross_validated(
                 recall10: (r10_without, r10_with),
                 mrr10: (mrr(&without), mrr(&with)),
                 weights: held.weights,
+                tails: held.tails,
                 shrink,
             }
         })
@@ -367,6 +370,32 @@ pub fn cv_markdown(
             .collect();
         writeln!(md, "- {} (× {}): {}", row.name, row.shrink, folds.join(" "))?;
     }
+    if rows.iter().any(|r| r.tails.iter().any(Option::is_some)) {
+        writeln!(md, "\nTail weights per fold, ordering ranks 11–100 on Recall@100 (BM25 rank, dense rank, prior, lexical vote, dense vote, co-gold, voters, adjacent, linked; smoothing):\n")?;
+        for row in rows {
+            let folds: Vec<String> = row
+                .tails
+                .iter()
+                .flatten()
+                .map(|w| {
+                    format!(
+                        "({}, {}, {}, {}, {}, {}, {}, {}, {}; {})",
+                        w.lexical,
+                        w.dense,
+                        w.prior,
+                        w.vote_lexical,
+                        w.vote_dense,
+                        w.cogold,
+                        w.voters,
+                        w.adjacent,
+                        w.linked,
+                        w.smoothing
+                    )
+                })
+                .collect();
+            writeln!(md, "- {}: {}", row.name, folds.join(" "))?;
+        }
+    }
     Ok(md)
 }
 
@@ -427,7 +456,16 @@ pub fn guard(
             let learned = |factor: f32| {
                 let weights = fit.shrunk(factor);
                 recall(&|q| {
-                    ranking_of(learning, run, &questions.labelled, vectors, q, &weights, 10)
+                    ranking_of(
+                        learning,
+                        run,
+                        &questions.labelled,
+                        vectors,
+                        q,
+                        &weights,
+                        None,
+                        10,
+                    )
                 })
             };
             let recall_without = recall(&|q| unlearned(run, q));

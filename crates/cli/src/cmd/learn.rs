@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use paragraf_core::manifest::{FileEntry, LearnedEntry, LearnedGuard, LearnedRouting, Manifest};
-use paragraf_engine::learning::fit::{learn, ModelVectors, Run};
+use paragraf_engine::learning::fit::{fit_tails, learn, ModelVectors, Run};
 use paragraf_engine::learning::{LearnedFile, Provenance, GERLAYQA_LICENCE};
 use paragraf_engine::{LawIndex, Mode, SearchOptions, StrategyIndex};
 use paragraf_eval::learning::{self, cv_markdown, AcrossLaws, CvRow, Prepared, DEFAULT_SHRINK};
@@ -283,6 +283,15 @@ pub fn run(args: LearnArgs) -> Result<()> {
     for (ranker, &shrink) in file.rankers.iter_mut().zip(&shrinks) {
         ranker.weights = ranker.weights.shrunk(shrink);
     }
+    let members: Vec<usize> = (0..prepared.labelled.len()).collect();
+    fit_tails(
+        &mut file,
+        &index.law,
+        &prepared.labelled,
+        &members,
+        model_vectors,
+        &runs,
+    );
     let folds = args.folds as usize;
     let rows = cross_validated(
         &index.law,

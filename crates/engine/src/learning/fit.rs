@@ -8,7 +8,7 @@
 
 use super::{
     question_hash, Familiarity, Features, FirstStage, LearnedFile, Learning, Precedent,
-    PrecedentVectors, Provenance, Ranker, Weights,
+    PrecedentVectors, Provenance, Ranker, Weights, HEAD,
 };
 use crate::Mode;
 use paragraf_index::vectors::Int8Vectors;
@@ -175,11 +175,23 @@ fn features_of(
     )
 }
 
-/// The best `k` sections under `weights`, best first (what [`Learning::rerank`] ranks by).
+/// The best `k` sections under `weights`, best first (what [`Learning::rerank`] ranks the head by).
 pub fn ranked(features: &[Features], weights: &Weights, max_count: u32, k: usize) -> Vec<Hit> {
+    ranked_except(features, weights, max_count, &[], k)
+}
+
+/// The best `k` sections under `weights` but those in `except`, best first.
+pub fn ranked_except(
+    features: &[Features],
+    weights: &Weights,
+    max_count: u32,
+    except: &[u32],
+    k: usize,
+) -> Vec<Hit> {
     super::top_hits(
         features
             .iter()
+            .filter(|f| !except.contains(&f.section))
             .map(|f| (f.section as usize, f.score(weights, max_count)))
             .filter(|&(_, s)| s > 0.0),
         k,
@@ -234,6 +246,73 @@ fn ascend(examples: &[(Vec<Features>, &[u32])], mode: Mode, max_count: u32) -> W
     coordinate_ascent(start, &coordinates, |w| objective(examples, w, max_count))
 }
 
+/// The tail's coordinates: every weight the head has for `mode`, and the tail features.
+fn tail_coordinates(mode: Mode) -> Vec<Coordinate<'static, Weights>> {
+    let mut coordinates: Vec<Coordinate<Weights>> = Vec::new();
+    if mode != Mode::Dense {
+        coordinates.push((|w| &mut w.lexical, &GRID));
+    }
+    if mode != Mode::Bm25 {
+        coordinates.push((|w| &mut w.dense, &GRID));
+    }
+    coordinates.push((|w| &mut w.prior, &GRID));
+    coordinates.push((|w| &mut w.vote_lexical, &GRID));
+    if mode != Mode::Bm25 {
+        coordinates.push((|w| &mut w.vote_dense, &GRID));
+    }
+    coordinates.push((|w| &mut w.cogold, &GRID));
+    coordinates.push((|w| &mut w.voters, &GRID));
+    coordinates.push((|w| &mut w.adjacent, &GRID));
+    coordinates.push((|w| &mut w.linked, &GRID));
+    coordinates.push((|w| &mut w.smoothing, &SMOOTHING));
+    coordinates
+}
+
+/// Fits the tail of `run`'s ranker whose head is `head` on the learning's own precedents (`members` as in
+/// [`fit_run`]): with the first [`HEAD`] fixed, coordinate ascent from the head's weights on Recall@100.
+pub fn fit_tail(
+    learning: &Learning,
+    run: &Run,
+    questions: &[Labelled],
+    vectors: Option<ModelVectors>,
+    members: &[usize],
+    head: &Weights,
+) -> Weights {
+    let max_count = learning.max_count();
+    // Per question: its first HEAD, the other candidates with their tail features, its gold.
+    let examples: Vec<(Vec<u32>, Vec<Features>, &[u32])> = members
+        .iter()
+        .enumerate()
+        .filter(|(_, &q)| !questions[q].gold.is_empty())
+        .map(|(p, &q)| {
+            let mut features = features_of(learning, run, questions, vectors, q, Some(p));
+            let first: Vec<u32> = ranked(&features, head, max_count, HEAD)
+                .iter()
+                .map(|h| h.index)
+                .collect();
+            let own = &questions[q].gold;
+            learning.add_tail_features(&mut features, &first, &|i| i == p, own);
+            features.retain(|f| !first.contains(&f.section));
+            (first, features, own.as_slice())
+        })
+        .collect();
+    let recall100 = |w: &Weights| -> f64 {
+        let total: f64 = examples
+            .iter()
+            .map(|(first, rest, gold)| {
+                let found = gold.iter().filter(|g| first.contains(g)).count()
+                    + ranked(rest, w, max_count, 100 - first.len())
+                        .iter()
+                        .filter(|h| gold.contains(&h.index))
+                        .count();
+                found as f64 / gold.len() as f64
+            })
+            .sum();
+        total / examples.len().max(1) as f64
+    };
+    coordinate_ascent(*head, &tail_coordinates(run.mode), recall100)
+}
+
 /// Fits the ranker of `run` on the learning's own precedents: `members[i]` is the question that is precedent
 /// `i` (each scored leaving itself out).
 pub fn fit_run(
@@ -256,8 +335,32 @@ pub fn fit_run(
     ascend(&examples, run.mode, learning.max_count())
 }
 
-/// Learns from `members`: the file with one fit ranker per run (its CV figures left empty), the learned
-/// signals' weights of run `r` scaled by `shrinks[r]` ([`Weights::shrunk`]; 1: as fit).
+/// Fits the tail of each of `file`'s rankers (one per run of `runs`, learned from `members`) below its head as
+/// it stands: after any shrinking, since the head decides which sections the tail orders.
+pub fn fit_tails(
+    file: &mut LearnedFile,
+    law: &Law,
+    questions: &[Labelled],
+    members: &[usize],
+    vectors: Option<ModelVectors>,
+    runs: &[Run],
+) {
+    let (learning, _) = file.clone().resolve(law).expect("assembled for this law");
+    for (ranker, run) in file.rankers.iter_mut().zip(runs) {
+        ranker.tail = Some(fit_tail(
+            &learning,
+            run,
+            questions,
+            vectors,
+            members,
+            &ranker.weights,
+        ));
+    }
+}
+
+/// Learns from `members`: the file with one fit ranker per run (its CV figures left empty, no tail yet: see
+/// [`fit_tails`]), the learned signals' weights of run `r` scaled by `shrinks[r]` ([`Weights::shrunk`]; 1: as
+/// fit).
 #[allow(clippy::too_many_arguments)]
 pub fn learn(
     law: &Law,
@@ -279,6 +382,7 @@ pub fn learn(
             strategy: run.strategy.map(str::to_string),
             mode: run.mode,
             weights: fit_run(&learning, run, questions, vectors, members).shrunk(shrink),
+            tail: None,
             cv: Default::default(),
         })
         .collect();
@@ -286,7 +390,8 @@ pub fn learn(
 }
 
 /// The learned ranking (`k` deep) of question `q` of `questions`, which `learning` did not learn from, under
-/// `weights`: what search ranks it by.
+/// `weights` and below the head `tail`: what search ranks it by.
+#[allow(clippy::too_many_arguments)]
 pub fn ranking_of(
     learning: &Learning,
     run: &Run,
@@ -294,10 +399,12 @@ pub fn ranking_of(
     vectors: Option<ModelVectors>,
     q: usize,
     weights: &Weights,
+    tail: Option<&Weights>,
     k: usize,
 ) -> Vec<u32> {
     let features = features_of(learning, run, questions, vectors, q, None);
-    ranked(&features, weights, learning.max_count(), k)
+    learning
+        .ranked(features, weights, tail, &|_| false, &[], k)
         .iter()
         .map(|h| h.index)
         .collect()
@@ -308,13 +415,15 @@ pub fn ranking_of(
 pub struct HeldOut {
     /// Per question, best first.
     pub rankings: Vec<Vec<u32>>,
-    /// Per fold.
+    /// Per fold: the head's weights.
     pub weights: Vec<Weights>,
+    /// Per fold: the tail's.
+    pub tails: Vec<Option<Weights>>,
 }
 
-/// k-fold cross-validation of learning: per fold, precedents, prior and every run's weights are learned from
-/// the other folds and the fold is ranked with them (run `r`'s weights shrunk by `shrinks[r]`, as [`learn`]
-/// does). Folds as [`fold_assignment`] (seeded).
+/// k-fold cross-validation of learning: per fold, precedents, prior and every run's weights (head and tail) are
+/// learned from the other folds and the fold is ranked with them (run `r`'s head shrunk by `shrinks[r]`, as
+/// [`learn`] does, its tail fit below it). Folds as [`fold_assignment`] (seeded).
 #[allow(clippy::too_many_arguments)]
 pub fn cross_validate(
     law: &Law,
@@ -332,22 +441,33 @@ pub fn cross_validate(
         .map(|_| HeldOut {
             rankings: vec![Vec::new(); questions.len()],
             weights: Vec::new(),
+            tails: Vec::new(),
         })
         .collect();
     for f in 0..folds {
         let members: Vec<usize> = (0..questions.len()).filter(|&q| fold_of[q] != f).collect();
         let provenance = Provenance::of_fold(members.len());
-        let file = learn(
+        let mut file = learn(
             law, "", provenance, questions, &members, vectors, runs, shrinks,
         );
+        fit_tails(&mut file, law, questions, &members, vectors, runs);
         let (learning, _) = file.clone().resolve(law).expect("assembled for this law");
         for (r, run) in runs.iter().enumerate() {
-            let weights = file.rankers[r].weights;
+            let (weights, tail) = (file.rankers[r].weights, file.rankers[r].tail);
             for q in (0..questions.len()).filter(|&q| fold_of[q] == f) {
-                out[r].rankings[q] =
-                    ranking_of(&learning, run, questions, vectors, q, &weights, 100);
+                out[r].rankings[q] = ranking_of(
+                    &learning,
+                    run,
+                    questions,
+                    vectors,
+                    q,
+                    &weights,
+                    tail.as_ref(),
+                    100,
+                );
             }
             out[r].weights.push(weights);
+            out[r].tails.push(tail);
         }
         progress(f + 1);
     }

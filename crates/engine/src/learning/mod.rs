@@ -15,7 +15,11 @@
 //! - a **ranker** per (strategy, mode): a linear score over the candidates (the first stages' top 100, the
 //!   sections voted for, the most asked-about sections) from five features — the BM25 and dense reciprocal
 //!   ranks the plain hybrid fuses, the prior, and the two votes. Its weights are fit on the training questions
-//!   ([`fit`]), with a weight vector of (1, 1, 0, 0, 0) being exactly the unlearned RRF hybrid.
+//!   ([`fit`]), with a weight vector of (1, 1, 0, 0, 0) being exactly the unlearned RRF hybrid;
+//! - a **tail** per ranker: a second set of weights that orders ranks 11–100 once the first 10 stand, fit on
+//!   Recall@100 alone, with three more features about those 10 — sections asked about together with them
+//!   (co-gold), next to them in the law, and citing or cited by them. What a reader sees first is the head's;
+//!   the tail decides what the next pages and the law-level aggregation get.
 //!
 //! What is learned from GerLayQA inherits its licence (non-commercial research only): the file carries its
 //! [`Provenance`] with the licence line, and every front end shows it.
@@ -34,7 +38,7 @@ use paragraf_index::Hit;
 use paragraf_law::Law;
 
 /// The learned file.
-pub const KIND: FileKind = FileKind::new(b"PGRF-LRN", "learned file", 4, 4)
+pub const KIND: FileKind = FileKind::new(b"PGRF-LRN", "learned file", 5, 5)
     .remedy("Learn again with `paragraf learn` (search goes on without it)");
 
 /// Precedents that vote for a query: the most similar, lexically and (with a vector) densely.
@@ -42,6 +46,9 @@ pub const PRECEDENTS: usize = 100;
 
 /// Sections with the highest prior that join every query's candidates.
 pub const PRIOR_CANDIDATES: usize = 100;
+
+/// The ranks the head weights order; the tail ([`Ranker::tail`]) orders those below.
+pub const HEAD: usize = 10;
 
 /// How deep the first stages (BM25 sections, dense sections) go when learning reranks them. Deeper lists let the
 /// votes lift sections the plain ranking puts far down: on the BGB dev questions (e5, `section`, 5-fold CV, held
@@ -187,6 +194,18 @@ pub struct Weights {
     pub vote_dense: f32,
     /// The prior's smoothing (`ln(1 + count / smoothing)`), > 0.
     pub smoothing: f32,
+    /// Tail only: how often a section was gold together with the first [`HEAD`] ([`Features::cogold`]).
+    #[serde(default)]
+    pub cogold: f32,
+    /// Tail only: next to one of the first [`HEAD`] in the law.
+    #[serde(default)]
+    pub adjacent: f32,
+    /// Tail only: citing or cited by one of the first [`HEAD`].
+    #[serde(default)]
+    pub linked: f32,
+    /// Tail only: how many similar precedents vote for a section ([`Features::voters`]).
+    #[serde(default)]
+    pub voters: f32,
 }
 
 impl Weights {
@@ -198,26 +217,37 @@ impl Weights {
         vote_lexical: 0.0,
         vote_dense: 0.0,
         smoothing: 1.0,
+        cogold: 0.0,
+        adjacent: 0.0,
+        linked: 0.0,
+        voters: 0.0,
     };
 
-    /// These weights with the learned signals (prior and votes) scaled by `factor` (0..1): a cautious ranker
-    /// that leans less on what was learned (`paragraf learn --shrink`).
+    /// These weights with the learned signals (prior, votes, co-gold, voters) scaled by `factor` (0..1): a cautious
+    /// ranker that leans less on what was learned (`paragraf learn --shrink`).
     pub fn shrunk(self, factor: f32) -> Weights {
         Weights {
             prior: self.prior * factor,
             vote_lexical: self.vote_lexical * factor,
             vote_dense: self.vote_dense * factor,
+            cogold: self.cogold * factor,
+            voters: self.voters * factor,
             ..self
         }
     }
 
-    fn valid(&self) -> bool {
+    /// Whether every weight is finite and 0 or more, and the smoothing above 0.
+    pub fn valid(&self) -> bool {
         let all = [
             self.lexical,
             self.dense,
             self.prior,
             self.vote_lexical,
             self.vote_dense,
+            self.cogold,
+            self.adjacent,
+            self.linked,
+            self.voters,
         ];
         all.iter().all(|w| w.is_finite() && *w >= 0.0)
             && self.smoothing.is_finite()
@@ -250,8 +280,11 @@ pub struct Ranker {
     pub strategy: Option<String>,
     /// The mode.
     pub mode: Mode,
-    /// Its weights.
+    /// Its weights: the order of the first [`HEAD`] ranks.
     pub weights: Weights,
+    /// The order of the ranks below [`HEAD`], fit on Recall@100 with the first ones fixed (`None`: the head
+    /// weights order them too).
+    pub tail: Option<Weights>,
     /// How it did held out.
     pub cv: CvFigures,
 }
@@ -374,7 +407,11 @@ impl LearnedFile {
                 ));
             }
         }
-        if let Some(r) = self.rankers.iter().find(|r| !r.weights.valid()) {
+        if let Some(r) = self
+            .rankers
+            .iter()
+            .find(|r| !r.weights.valid() || r.tail.is_some_and(|t| !t.valid()))
+        {
             return bad(format!(
                 "the {} ranker has a negative or non-finite weight",
                 r.mode
@@ -426,10 +463,29 @@ impl LearnedFile {
             })
             .collect();
         let mut prior = vec![0u32; law.sections.len()];
-        for g in &gold {
+        let mut gold_of: Vec<Vec<u32>> = vec![Vec::new(); law.sections.len()];
+        for (p, g) in gold.iter().enumerate() {
             for &s in g {
                 prior[s as usize] += 1;
+                gold_of[s as usize].push(p as u32);
             }
+        }
+        let active: Vec<bool> = law.sections.iter().map(|s| !s.repealed).collect();
+        let mut links: Vec<Vec<u32>> = vec![Vec::new(); law.sections.len()];
+        for (from, section) in law.sections.iter().enumerate() {
+            for target in section.references.iter().flat_map(|r| &r.targets) {
+                if let paragraf_law::RefTarget::Section { section: to, .. } = *target {
+                    let to = to as usize;
+                    if to != from && to < links.len() && active[to] && active[from] {
+                        links[from].push(to as u32);
+                        links[to].push(from as u32);
+                    }
+                }
+            }
+        }
+        for l in &mut links {
+            l.sort_unstable();
+            l.dedup();
         }
         let lexical = QuestionIndex::new(self.terms.len(), &self.precedents);
         let term_ids = self
@@ -443,6 +499,9 @@ impl LearnedFile {
                 provenance: self.provenance,
                 prior,
                 gold,
+                gold_of,
+                active,
+                links,
                 term_ids,
                 lexical,
                 vectors: self.vectors,
@@ -537,6 +596,12 @@ pub struct Learning {
     prior: Vec<u32>,
     /// Per precedent: its gold sections in the law (unknown ones dropped).
     gold: Vec<Vec<u32>>,
+    /// Per section of the law: the precedents it is gold of.
+    gold_of: Vec<Vec<u32>>,
+    /// Per section of the law: whether it is in force.
+    active: Vec<bool>,
+    /// Per section of the law: the sections it cites or is cited by (in force, each once).
+    links: Vec<Vec<u32>>,
     term_ids: HashMap<String, u32>,
     lexical: QuestionIndex,
     vectors: Vec<PrecedentVectors>,
@@ -600,9 +665,36 @@ pub struct Features {
     pub vote_dense: f32,
     /// The share of the learned signals (prior and votes) the query gets ([`Neighbours::confidence`]).
     pub confidence: f32,
+    /// Tail only ([`Learning::add_tail_features`]): per section of the first [`HEAD`], the share of its
+    /// precedents that also have this one as gold, summed and scaled to 0..1.
+    pub cogold: f32,
+    /// Tail only: 1 next to a section of the first [`HEAD`] in the law, else 0.
+    pub adjacent: f32,
+    /// Tail only: 1 when it cites or is cited by one of the first [`HEAD`], else 0.
+    pub linked: f32,
+    /// How many of the similar precedents (lexical and dense, each list counted) vote for it, relative to the
+    /// section most voted for: breadth, where the votes weigh by similarity.
+    pub voters: f32,
 }
 
 impl Features {
+    /// A candidate with no signal yet, whose query gets `confidence` of the learned signals.
+    fn blank(section: u32, confidence: f32) -> Features {
+        Features {
+            section,
+            lexical: 0.0,
+            dense: 0.0,
+            count: 0,
+            vote_lexical: 0.0,
+            vote_dense: 0.0,
+            confidence,
+            cogold: 0.0,
+            adjacent: 0.0,
+            linked: 0.0,
+            voters: 0.0,
+        }
+    }
+
     /// The learned score; `max_count` is the largest prior count (the prior is scaled to 0..1 by it).
     pub fn score(&self, w: &Weights, max_count: u32) -> f32 {
         let prior = if max_count == 0 {
@@ -610,9 +702,16 @@ impl Features {
         } else {
             (self.count as f32 / w.smoothing).ln_1p() / (max_count as f32 / w.smoothing).ln_1p()
         };
-        let learned =
-            w.prior * prior + w.vote_lexical * self.vote_lexical + w.vote_dense * self.vote_dense;
-        w.lexical * self.lexical + w.dense * self.dense + self.confidence * learned
+        let learned = w.prior * prior
+            + w.vote_lexical * self.vote_lexical
+            + w.vote_dense * self.vote_dense
+            + w.cogold * self.cogold
+            + w.voters * self.voters;
+        w.lexical * self.lexical
+            + w.dense * self.dense
+            + w.adjacent * self.adjacent
+            + w.linked * self.linked
+            + self.confidence * learned
     }
 }
 
@@ -708,15 +807,7 @@ impl Learning {
         let mut out: Vec<Features> = Vec::new();
         let mut slot = |section: u32, out: &mut Vec<Features>| -> usize {
             *at.entry(section).or_insert_with(|| {
-                out.push(Features {
-                    section,
-                    lexical: 0.0,
-                    dense: 0.0,
-                    count: 0,
-                    vote_lexical: 0.0,
-                    vote_dense: 0.0,
-                    confidence: neighbours.confidence,
-                });
+                out.push(Features::blank(section, neighbours.confidence));
                 out.len() - 1
             })
         };
@@ -738,6 +829,7 @@ impl Learning {
                 for &s in &self.gold[p as usize] {
                     let i = slot(s, &mut out);
                     let share = w / total;
+                    out[i].voters += 1.0;
                     if dense {
                         out[i].vote_dense += share;
                     } else {
@@ -749,11 +841,114 @@ impl Learning {
         for s in self.most_asked() {
             slot(s, &mut out);
         }
+        let most_voters = out.iter().map(|f| f.voters).fold(0.0f32, f32::max);
+        if most_voters > 0.0 {
+            for f in &mut out {
+                f.voters /= most_voters;
+            }
+        }
         for f in &mut out {
             let own = own.iter().filter(|&&s| s == f.section).count() as u32;
             f.count = self.prior[f.section as usize].saturating_sub(own);
         }
         out
+    }
+
+    /// Adds the tail features about the first sections `head` to `features`: sections asked about together with
+    /// them, next to them and linked to them by citation join as candidates. `skip` leaves precedents out of
+    /// the co-gold counts and `own` out of the prior, as in [`Learning::features`].
+    pub fn add_tail_features(
+        &self,
+        features: &mut Vec<Features>,
+        head: &[u32],
+        skip: &dyn Fn(usize) -> bool,
+        own: &[u32],
+    ) {
+        let confidence = features.first().map_or(1.0, |f| f.confidence);
+        let mut cogold: HashMap<u32, f32> = HashMap::new();
+        let mut adjacent: Vec<u32> = Vec::new();
+        let mut linked: Vec<u32> = Vec::new();
+        for &t in head {
+            let t = t as usize;
+            let asked: Vec<u32> = self
+                .gold_of
+                .get(t)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&p| !skip(p as usize))
+                .collect();
+            for &p in &asked {
+                for &s in self.gold[p as usize].iter().filter(|&&s| s as usize != t) {
+                    *cogold.entry(s).or_default() += 1.0 / asked.len() as f32;
+                }
+            }
+            adjacent.extend(
+                [t.checked_sub(1), Some(t + 1)]
+                    .into_iter()
+                    .flatten()
+                    .filter(|&s| self.active.get(s) == Some(&true))
+                    .map(|s| s as u32),
+            );
+            linked.extend(self.links.get(t).into_iter().flatten().copied());
+        }
+        let mut at: HashMap<u32, usize> = features
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.section, i))
+            .collect();
+        let mut slot = |section: u32, features: &mut Vec<Features>| -> usize {
+            *at.entry(section).or_insert_with(|| {
+                let mut f = Features::blank(section, confidence);
+                let own = own.iter().filter(|&&s| s == section).count() as u32;
+                f.count = self.prior[section as usize].saturating_sub(own);
+                features.push(f);
+                features.len() - 1
+            })
+        };
+        let most = cogold.values().copied().fold(0.0f32, f32::max);
+        for (&s, &c) in &cogold {
+            let i = slot(s, features);
+            features[i].cogold = c / most;
+        }
+        for s in adjacent {
+            let i = slot(s, features);
+            features[i].adjacent = 1.0;
+        }
+        for s in linked {
+            let i = slot(s, features);
+            features[i].linked = 1.0;
+        }
+    }
+
+    /// The learned ranking of `features`, `k` deep: the first [`HEAD`] by `weights`, the rest by `tail` with the
+    /// tail features about those first ones ([`Learning::add_tail_features`]; `skip` and `own` as there). Below
+    /// the head, scores only order: they are scaled under the head's last.
+    pub fn ranked(
+        &self,
+        mut features: Vec<Features>,
+        weights: &Weights,
+        tail: Option<&Weights>,
+        skip: &dyn Fn(usize) -> bool,
+        own: &[u32],
+        k: usize,
+    ) -> Vec<Hit> {
+        let max_count = self.max_count();
+        let Some(tail) = tail.filter(|_| k > HEAD) else {
+            return fit::ranked(&features, weights, max_count, k);
+        };
+        let head = fit::ranked(&features, weights, max_count, HEAD);
+        let sections: Vec<u32> = head.iter().map(|h| h.index).collect();
+        self.add_tail_features(&mut features, &sections, skip, own);
+        let rest = fit::ranked_except(&features, tail, max_count, &sections, k - head.len());
+        let floor = head.last().map_or(1.0, |h| h.score);
+        let n = rest.len() as f32;
+        head.into_iter()
+            .chain(rest.into_iter().enumerate().map(|(i, h)| Hit {
+                index: h.index,
+                score: floor * (n - i as f32) / (n + 1.0),
+            }))
+            .collect()
     }
 
     /// The [`PRIOR_CANDIDATES`] sections most often gold.
@@ -803,7 +998,14 @@ impl Learning {
         let ranker = self.ranker(strategy, mode)?;
         let neighbours = self.neighbours(&self.term_ids(query_terms), vector, &|_| false);
         let features = self.features(first, &neighbours, &[]);
-        let ranking = fit::ranked(&features, &ranker.weights, self.max_count(), k);
+        let ranking = self.ranked(
+            features,
+            &ranker.weights,
+            ranker.tail.as_ref(),
+            &|_| false,
+            &[],
+            k,
+        );
         let precedents =
             self.precedent_counts(&neighbours, &|s| ranking.iter().any(|h| h.index == s));
         Some(Reranked {

@@ -246,11 +246,25 @@ fn broken_files_are_refused_with_their_reason() {
             prior: -1.0,
             ..Weights::UNLEARNED
         },
+        tail: None,
         cv: CvFigures::default(),
     });
     assert!(
         err(&negative.to_bytes()).contains("the bm25 ranker has a negative or non-finite weight")
     );
+    let mut negative_tail = file.clone();
+    negative_tail.rankers.push(Ranker {
+        strategy: None,
+        mode: Mode::Bm25,
+        weights: Weights::UNLEARNED,
+        tail: Some(Weights {
+            linked: f32::NAN,
+            ..Weights::UNLEARNED
+        }),
+        cv: CvFigures::default(),
+    });
+    assert!(err(&negative_tail.to_bytes())
+        .contains("the bm25 ranker has a negative or non-finite weight"));
     let mut other = file.clone();
     other.law = "StGB".into();
     assert_eq!(
@@ -358,9 +372,72 @@ fn a_question_unlike_every_precedent_gets_less_of_what_was_learned() {
         "learned file is inconsistent: the familiarity of the m vectors is not finite or upside down. Most likely it was made by another program or damaged before its checksum was written: learn again with `paragraf learn`"
     );
     let mut old = assemble(&index.law, "t", provenance(30), &questions, &members, None).to_bytes();
-    old[8..12].copy_from_slice(&3u32.to_le_bytes());
+    old[8..12].copy_from_slice(&4u32.to_le_bytes());
     assert_eq!(
         LearnedFile::from_bytes(&old).unwrap_err().to_string(),
-        "learned file: learned file format version 3 is older than this Paragraf reads (4 to 4). Learn again with `paragraf learn` (search goes on without it)"
+        "learned file: learned file format version 4 is older than this Paragraf reads (5 to 5). Learn again with `paragraf learn` (search goes on without it)"
+    );
+}
+
+#[test]
+fn the_tail_orders_what_follows_the_head_by_its_own_features() {
+    let (index, questions) = fixture();
+    let members: Vec<usize> = (0..questions.len()).collect();
+    let file = assemble(&index.law, "t", provenance(30), &questions, &members, None);
+    let (learning, _) = file.resolve(&index.law).unwrap();
+    let lexical = [Hit {
+        index: 10,
+        score: 1.0,
+    }];
+    let first = FirstStage {
+        lexical: &lexical,
+        dense: None,
+    };
+    let features = learning.features(first, &Neighbours::default(), &[]);
+    let head = Weights {
+        lexical: 1.0,
+        ..Weights::UNLEARNED
+    };
+    let order = |tail: Option<&Weights>| -> Vec<u32> {
+        let ranked = learning.ranked(features.clone(), &head, tail, &|_| false, &[], 100);
+        assert!(
+            ranked.windows(2).all(|w| w[0].score > w[1].score),
+            "scores fall: {ranked:?}"
+        );
+        ranked.iter().map(|h| h.index).collect()
+    };
+    // Without a tail the head's weights rank everything: only the BM25 hit scores.
+    assert_eq!(order(None), vec![10]);
+    // § 535 (9) was asked about together with § 551 (10) in a third of its questions and lies next to it, as
+    // does § 12 (11); the head stays first.
+    let tail = Weights {
+        lexical: 0.0,
+        cogold: 1.0,
+        adjacent: 0.5,
+        ..Weights::UNLEARNED
+    };
+    assert_eq!(order(Some(&tail)), vec![10, 9, 11]);
+    // Leaving out the precedents that pair them leaves adjacency alone: § 535 and § 12 tie, lower index first.
+    let alone = learning.ranked(
+        features.clone(),
+        &head,
+        Some(&tail),
+        &|p| p % 3 == 0,
+        &[],
+        100,
+    );
+    assert_eq!(
+        alone.iter().map(|h| h.index).collect::<Vec<_>>(),
+        vec![10, 9, 11]
+    );
+    assert_eq!(
+        alone[1].score,
+        alone[2].score * 2.0,
+        "below the head, scores only order (scaled under the head's last)"
+    );
+    // Ranks within the head are never the tail's, even when it would put another section first.
+    assert_eq!(
+        learning.ranked(features, &head, Some(&tail), &|_| false, &[], 10)[0].index,
+        10
     );
 }
