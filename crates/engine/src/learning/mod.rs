@@ -17,9 +17,10 @@
 //!   ranks the plain hybrid fuses, the prior, and the two votes. Its weights are fit on the training questions
 //!   ([`fit`]), with a weight vector of (1, 1, 0, 0, 0) being exactly the unlearned RRF hybrid;
 //! - a **tail** per ranker: a second set of weights that orders ranks 11–100 once the first 10 stand, fit on
-//!   Recall@100 alone, with three more features about those 10 — sections asked about together with them
-//!   (co-gold), next to them in the law, and citing or cited by them. What a reader sees first is the head's;
-//!   the tail decides what the next pages and the law-level aggregation get.
+//!   Recall@100 alone, with four more features — sections asked about together with the first 10 (co-gold),
+//!   next to them in the law, citing or cited by them, and how many similar precedents vote for a section. The
+//!   first 10 are always the head's; the tail orders what a search asking for more gets (`paragraf search -k`,
+//!   MCP's `k` up to 50, the citation-graph spread, which re-ranks a deeper list).
 //!
 //! What is learned from GerLayQA inherits its licence (non-commercial research only): the file carries its
 //! [`Provenance`] with the licence line, and every front end shows it.
