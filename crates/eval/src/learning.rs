@@ -371,7 +371,7 @@ pub fn cv_markdown(
         writeln!(md, "- {} (× {}): {}", row.name, row.shrink, folds.join(" "))?;
     }
     if rows.iter().any(|r| r.tails.iter().any(Option::is_some)) {
-        writeln!(md, "\nTail weights per fold, ordering ranks 11–100 on Recall@100 (BM25 rank, dense rank, prior, lexical vote, dense vote, co-gold, voters, adjacent, linked; smoothing):\n")?;
+        writeln!(md, "\nTail weights per fold, ordering ranks 11–100 on Recall@100 (BM25 rank, dense rank, prior, lexical vote, dense vote, co-gold, voters, adjacent, linked, same title; smoothing):\n")?;
         for row in rows {
             let folds: Vec<String> = row
                 .tails
@@ -379,7 +379,7 @@ pub fn cv_markdown(
                 .flatten()
                 .map(|w| {
                     format!(
-                        "({}, {}, {}, {}, {}, {}, {}, {}, {}; {})",
+                        "({}, {}, {}, {}, {}, {}, {}, {}, {}, {}; {})",
                         w.lexical,
                         w.dense,
                         w.prior,
@@ -389,6 +389,7 @@ pub fn cv_markdown(
                         w.voters,
                         w.adjacent,
                         w.linked,
+                        w.unit,
                         w.smoothing
                     )
                 })

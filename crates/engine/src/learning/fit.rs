@@ -264,6 +264,7 @@ fn tail_coordinates(mode: Mode) -> Vec<Coordinate<'static, Weights>> {
     coordinates.push((|w| &mut w.voters, &GRID));
     coordinates.push((|w| &mut w.adjacent, &GRID));
     coordinates.push((|w| &mut w.linked, &GRID));
+    coordinates.push((|w| &mut w.unit, &GRID));
     coordinates.push((|w| &mut w.smoothing, &SMOOTHING));
     coordinates
 }

@@ -17,8 +17,9 @@
 //!   ranks the plain hybrid fuses, the prior, and the two votes. Its weights are fit on the training questions
 //!   ([`fit`]), with a weight vector of (1, 1, 0, 0, 0) being exactly the unlearned RRF hybrid;
 //! - a **tail** per ranker: a second set of weights that orders ranks 11–100 once the first 10 stand, fit on
-//!   Recall@100 alone, with four more features — sections asked about together with the first 10 (co-gold),
-//!   next to them in the law, citing or cited by them, and how many similar precedents vote for a section. The
+//!   Recall@100 alone, with five more features — sections asked about together with the first 10 (co-gold),
+//!   next to them in the law, in the same title of the law, citing or cited by them, and how many similar
+//!   precedents vote for a section. The
 //!   first 10 are always the head's; the tail orders what a search asking for more gets (`paragraf search -k`,
 //!   MCP's `k` up to 50, the citation-graph spread, which re-ranks a deeper list).
 //!
@@ -39,7 +40,7 @@ use paragraf_index::Hit;
 use paragraf_law::Law;
 
 /// The learned file.
-pub const KIND: FileKind = FileKind::new(b"PGRF-LRN", "learned file", 5, 5)
+pub const KIND: FileKind = FileKind::new(b"PGRF-LRN", "learned file", 6, 6)
     .remedy("Learn again with `paragraf learn` (search goes on without it)");
 
 /// Precedents that vote for a query: the most similar, lexically and (with a vector) densely.
@@ -204,6 +205,9 @@ pub struct Weights {
     /// Tail only: citing or cited by one of the first [`HEAD`].
     #[serde(default)]
     pub linked: f32,
+    /// Tail only: in the same innermost structural unit as sections of the first [`HEAD`] ([`Features::unit`]).
+    #[serde(default)]
+    pub unit: f32,
     /// Tail only: how many similar precedents vote for a section ([`Features::voters`]).
     #[serde(default)]
     pub voters: f32,
@@ -222,6 +226,7 @@ impl Weights {
         adjacent: 0.0,
         linked: 0.0,
         voters: 0.0,
+        unit: 0.0,
     };
 
     /// These weights with the learned signals (prior, votes, co-gold, voters) scaled by `factor` (0..1): a cautious
@@ -249,6 +254,7 @@ impl Weights {
             self.adjacent,
             self.linked,
             self.voters,
+            self.unit,
         ];
         all.iter().all(|w| w.is_finite() && *w >= 0.0)
             && self.smoothing.is_finite()
@@ -488,6 +494,15 @@ impl LearnedFile {
             l.sort_unstable();
             l.dedup();
         }
+        let unit_of: Vec<Option<u32>> = law.sections.iter().map(|s| s.structure).collect();
+        let mut unit_members: Vec<Vec<u32>> = vec![Vec::new(); law.structure.len()];
+        for (s, unit) in unit_of.iter().enumerate() {
+            if let Some(members) = unit.and_then(|u| unit_members.get_mut(u as usize)) {
+                if active[s] {
+                    members.push(s as u32);
+                }
+            }
+        }
         let lexical = QuestionIndex::new(self.terms.len(), &self.precedents);
         let term_ids = self
             .terms
@@ -503,6 +518,8 @@ impl LearnedFile {
                 gold_of,
                 active,
                 links,
+                unit_of,
+                unit_members,
                 term_ids,
                 lexical,
                 vectors: self.vectors,
@@ -603,6 +620,10 @@ pub struct Learning {
     active: Vec<bool>,
     /// Per section of the law: the sections it cites or is cited by (in force, each once).
     links: Vec<Vec<u32>>,
+    /// Per section of the law: its innermost structural unit (index into [`Law::structure`]).
+    unit_of: Vec<Option<u32>>,
+    /// Per structural unit: its sections in force.
+    unit_members: Vec<Vec<u32>>,
     term_ids: HashMap<String, u32>,
     lexical: QuestionIndex,
     vectors: Vec<PrecedentVectors>,
@@ -667,12 +688,16 @@ pub struct Features {
     /// The share of the learned signals (prior and votes) the query gets ([`Neighbours::confidence`]).
     pub confidence: f32,
     /// Tail only ([`Learning::add_tail_features`]): per section of the first [`HEAD`], the share of its
-    /// precedents that also have this one as gold, summed and scaled to 0..1.
+    /// precedents that also have this one as gold, weighted by `1 / (1 + rank)` of that section, summed and
+    /// scaled to 0..1.
     pub cogold: f32,
     /// Tail only: 1 next to a section of the first [`HEAD`] in the law, else 0.
     pub adjacent: f32,
     /// Tail only: 1 when it cites or is cited by one of the first [`HEAD`], else 0.
     pub linked: f32,
+    /// Tail only: the share of the first [`HEAD`] in its innermost structural unit (a title of the law, such as
+    /// the BGB's "Mietverhältnisse über Wohnraum").
+    pub unit: f32,
     /// How many of the similar precedents (lexical and dense, each list counted) vote for it, relative to the
     /// section most voted for: breadth, where the votes weigh by similarity.
     pub voters: f32,
@@ -693,6 +718,7 @@ impl Features {
             adjacent: 0.0,
             linked: 0.0,
             voters: 0.0,
+            unit: 0.0,
         }
     }
 
@@ -712,6 +738,7 @@ impl Features {
             + w.dense * self.dense
             + w.adjacent * self.adjacent
             + w.linked * self.linked
+            + w.unit * self.unit
             + self.confidence * learned
     }
 }
@@ -869,8 +896,23 @@ impl Learning {
         let mut cogold: HashMap<u32, f32> = HashMap::new();
         let mut adjacent: Vec<u32> = Vec::new();
         let mut linked: Vec<u32> = Vec::new();
-        for &t in head {
+        let mut unit: HashMap<u32, f32> = HashMap::new();
+        for (rank, &t) in head.iter().enumerate() {
             let t = t as usize;
+            // The first of the head speaks for the question more surely than the tenth.
+            let by_rank = 1.0 / (1.0 + rank as f32);
+            for &s in self
+                .unit_of
+                .get(t)
+                .copied()
+                .flatten()
+                .and_then(|u| self.unit_members.get(u as usize))
+                .into_iter()
+                .flatten()
+                .filter(|&&s| s as usize != t)
+            {
+                *unit.entry(s).or_default() += 1.0 / head.len() as f32;
+            }
             let asked: Vec<u32> = self
                 .gold_of
                 .get(t)
@@ -881,7 +923,7 @@ impl Learning {
                 .collect();
             for &p in &asked {
                 for &s in self.gold[p as usize].iter().filter(|&&s| s as usize != t) {
-                    *cogold.entry(s).or_default() += 1.0 / asked.len() as f32;
+                    *cogold.entry(s).or_default() += by_rank / asked.len() as f32;
                 }
             }
             adjacent.extend(
@@ -919,6 +961,10 @@ impl Learning {
         for s in linked {
             let i = slot(s, features);
             features[i].linked = 1.0;
+        }
+        for (&s, &share) in &unit {
+            let i = slot(s, features);
+            features[i].unit = share;
         }
     }
 

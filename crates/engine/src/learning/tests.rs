@@ -1,7 +1,7 @@
 use super::fit::{assemble, cross_validate, learn, Labelled, ModelVectors, Run};
 use super::*;
 use crate::{first_stages, search, LawIndex, SearchOptions};
-use paragraf_law::{Law, Section};
+use paragraf_law::{Law, Section, StructureNode};
 
 /// Twelve sections; questions about "Kaution" always want § 551 although its text never says "Kaution"
 /// (it says "Mietsicherheit"), and every third question also wants the much-asked § 535.
@@ -372,10 +372,10 @@ fn a_question_unlike_every_precedent_gets_less_of_what_was_learned() {
         "learned file is inconsistent: the familiarity of the m vectors is not finite or upside down. Most likely it was made by another program or damaged before its checksum was written: learn again with `paragraf learn`"
     );
     let mut old = assemble(&index.law, "t", provenance(30), &questions, &members, None).to_bytes();
-    old[8..12].copy_from_slice(&4u32.to_le_bytes());
+    old[8..12].copy_from_slice(&5u32.to_le_bytes());
     assert_eq!(
         LearnedFile::from_bytes(&old).unwrap_err().to_string(),
-        "learned file: learned file format version 4 is older than this Paragraf reads (5 to 5). Learn again with `paragraf learn` (search goes on without it)"
+        "learned file: learned file format version 5 is older than this Paragraf reads (6 to 6). Learn again with `paragraf learn` (search goes on without it)"
     );
 }
 
@@ -434,6 +434,40 @@ fn the_tail_orders_what_follows_the_head_by_its_own_features() {
         alone[1].score,
         alone[2].score * 2.0,
         "below the head, scores only order (scaled under the head's last)"
+    );
+    // The sections of the head's title (the law's innermost structural unit) follow it, those of no title not.
+    let mut titled = index.law.clone();
+    titled.structure = vec![StructureNode {
+        code: "010".into(),
+        designation: "Titel 5".into(),
+        title: "Mietvertrag".into(),
+        parent: None,
+    }];
+    for s in [2, 7, 10] {
+        titled.sections[s].structure = Some(0);
+    }
+    let (in_titles, _) = assemble(&titled, "t", provenance(30), &questions, &members, None)
+        .resolve(&titled)
+        .unwrap();
+    let by_unit = Weights {
+        lexical: 0.0,
+        unit: 1.0,
+        ..Weights::UNLEARNED
+    };
+    assert_eq!(
+        in_titles
+            .ranked(
+                features.clone(),
+                &head,
+                Some(&by_unit),
+                &|_| false,
+                &[],
+                100
+            )
+            .iter()
+            .map(|h| h.index)
+            .collect::<Vec<_>>(),
+        vec![10, 2, 7]
     );
     // Ranks within the head are never the tail's, even when it would put another section first.
     assert_eq!(
