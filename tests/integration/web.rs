@@ -2453,8 +2453,8 @@ fn a_folder_without_vectors_searches_with_bm25_and_sends_nothing() {
 }
 
 /// A BGB folder with a learned file (learned from questions written for the tests): the page says what the
-/// ranking learned from, a lifted result says how many similar questions led to it, and `lernen=aus` (the
-/// "Gelerntes" switch) ranks unlearned.
+/// ranking learned from, a lifted result says how many similar questions led to it, "Weitere Treffer" adds 20
+/// below the unchanged first 10, and `lernen=aus` (the "Gelerntes" switch) ranks unlearned.
 #[test]
 fn learned_ranking_says_where_it_comes_from_and_can_be_switched_off() {
     let dir = temp_dir();
@@ -2507,6 +2507,23 @@ fn learned_ranking_says_where_it_comes_from_and_can_be_switched_off() {
         ),
         json!(true)
     );
+    // More results: the first 10 stay as they were and the learned tail orders 20 more; the address says so.
+    let headings = "return [...document.querySelectorAll('li.result h2')].map(h => h.textContent)";
+    let first: Value = browser.script(headings, json!([]));
+    assert_eq!(first.as_array().unwrap().len(), 10, "{first}");
+    browser.script("document.querySelector('#more-results').click()", json!([]));
+    browser.wait_text("#result-meta", "more learned results", |t| {
+        t.starts_with("30 Treffer in BGB") && t.contains("gelernt")
+    });
+    let all: Value = browser.script(headings, json!([]));
+    assert_eq!(all.as_array().unwrap()[..10], first.as_array().unwrap()[..]);
+    assert_eq!(
+        browser.script(
+            "return document.querySelector('#more-results') === null && location.search.includes('mehr=an')",
+            json!([])
+        ),
+        json!(true)
+    );
     // Switched off: unlearned, and the address says so.
     browser.script("document.querySelector('#learning').click()", json!([]));
     let meta = browser.wait_text("#result-meta", "unlearned results", |t| {
@@ -2522,6 +2539,14 @@ fn learned_ranking_says_where_it_comes_from_and_can_be_switched_off() {
     );
     let url: Value = browser.script("return location.search", json!([]));
     assert!(url.as_str().unwrap().contains("lernen=aus"), "{url}");
+    // More results belong to the question they were asked for: a new one shows the first page again.
+    browser.type_into("#q", "Kündigungsfrist der Wohnung\u{E007}");
+    browser.wait_text("#result-meta", "a new question's first page", |t| {
+        t.starts_with("10 Treffer in BGB")
+    });
+    let url: Value = browser.script("return location.search", json!([]));
+    assert!(!url.as_str().unwrap().contains("mehr="), "{url}");
+    assert_eq!(browser.count("#more-results"), 1);
     let errors = browser.console_errors(&[]);
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }

@@ -1,4 +1,4 @@
-//! The search state that lives in the URL (`?q=&ohne=&law=&s=&mode=&syn=&graph=&lernen=&u=&vektor=`), so a search can be shared and
+//! The search state that lives in the URL (`?q=&ohne=&law=&s=&mode=&syn=&graph=&lernen=&mehr=&u=&vektor=`), so a search can be shared and
 //! reloaded.
 
 use paragraf_engine::{Mode, UnitSearch};
@@ -24,6 +24,8 @@ pub struct UrlState {
     pub graph: bool,
     /// Ranking with what the folder learned from past questions, when it has it (on by default; `lernen=aus`).
     pub learning: bool,
+    /// More results than the first page (`mehr=an`; [`crate::load::MORE_SECTIONS`]), asked for below the list.
+    pub more: bool,
     /// Exact scan or HNSW.
     pub unit_search: UnitSearch,
     /// Another bundle folder (`?data=`), relative to the page or absolute.
@@ -105,6 +107,7 @@ impl Default for UrlState {
             expand: true,
             graph: false,
             learning: true,
+            more: false,
             unit_search: UnitSearch::default(),
             data: None,
             proxy: None,
@@ -145,6 +148,7 @@ impl UrlState {
                 "syn" => state.expand = value != "aus",
                 "graph" => state.graph = value == "an",
                 "lernen" => state.learning = value != "aus",
+                "mehr" => state.more = value == "an",
                 "u" => state.unit_search = value.parse().unwrap_or_default(),
                 "data" if !value.is_empty() => state.data = Some(value),
                 "proxy" if !value.is_empty() => state.proxy = Some(value),
@@ -193,6 +197,9 @@ impl UrlState {
         }
         if !self.learning {
             parts.push("lernen=aus".to_string());
+        }
+        if self.more {
+            parts.push("mehr=an".to_string());
         }
         if self.unit_search != UnitSearch::default() {
             parts.push(format!("u={}", self.unit_search));
@@ -285,6 +292,7 @@ mod tests {
             expand: false,
             graph: true,
             learning: false,
+            more: true,
             unit_search: UnitSearch::Hnsw,
             data: Some("https://example.org/b/".into()),
             proxy: Some("http://127.0.0.1:9/".into()),
@@ -301,7 +309,7 @@ mod tests {
             query.contains("&ohne=Sicherheitsleistung,Gro%C3%9F%2C+mutter&"),
             "{query}"
         );
-        assert!(query.contains("&lernen=aus&"), "{query}");
+        assert!(query.contains("&lernen=aus&mehr=an&"), "{query}");
         assert_eq!(UrlState::parse(&query), state);
         assert!(!UrlState::default().to_query().contains("lernen"));
     }

@@ -7,7 +7,7 @@ use paragraf_engine::{Mode, SearchOutcome, SectionHit, UnitRoute};
 
 use crate::context::Ctx;
 use crate::highlight::runs;
-use crate::load::{Embedded, Outcome, VectorSource};
+use crate::load::{Embedded, Outcome, VectorSource, MORE_SECTIONS};
 use crate::state::UrlState;
 use paragraf_core::results::{
     citations, cited_by, hit_spans, term_spans, Citation, MAX_HIT_CITATIONS,
@@ -121,6 +121,15 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
     };
     let retrieval = format!("{:.3}", outcome.retrieval_ms);
     let empty = outcome.search.hits.is_empty();
+    // A full first page may have more behind it; a search asked for more shows all it found.
+    let more = (!ctx.choices.more.get_untracked()
+        && outcome.search.hits.len() >= paragraf_engine::SearchOptions::default().section_k)
+        .then(|| {
+            view! {
+                <button type="button" id="more-results" class="more-results"
+                    on:click=move |_| ctx.choices.more.set(true)>{format!("Weitere Treffer zeigen (bis {MORE_SECTIONS})")}</button>
+            }
+        });
     if !outcome.cited_units.is_empty() {
         scroll_to_cited();
     }
@@ -144,6 +153,7 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
         }}</Suspense>
         {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter oder eine andere Strategie versuchen."</p> })}
         <ol class="results" aria-label="Ergebnisse">{items}</ol>
+        {more}
     }
 }
 

@@ -26,6 +26,8 @@ pub struct Choices {
     pub graph: RwSignal<bool>,
     /// Ranking with what was learned from past questions on or off.
     pub learning: RwSignal<bool>,
+    /// More results than the first page, for the question submitted (reset by a new query).
+    pub more: RwSignal<bool>,
     pub unit_search: RwSignal<UnitSearch>,
     /// "Erweitert" open: the researcher's controls and the scores ([`UrlState::advanced`]).
     pub advanced: RwSignal<bool>,
@@ -48,6 +50,7 @@ impl Choices {
             expand: RwSignal::new(start.expand),
             graph: RwSignal::new(start.graph),
             learning: RwSignal::new(start.learning),
+            more: RwSignal::new(start.more),
             unit_search: RwSignal::new(start.unit_search),
             advanced: RwSignal::new(start.advanced),
             encoder: RwSignal::new(start.encoder),

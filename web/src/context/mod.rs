@@ -78,6 +78,7 @@ impl Ctx {
             expand: c.expand.get(),
             graph: c.graph.get(),
             learning: c.learning.get(),
+            more: c.more.get(),
             unit_search: c.unit_search.get(),
             data: self.folder.data.get(),
             proxy: self
@@ -106,8 +107,9 @@ impl Ctx {
         if text == c.query.get_untracked() {
             self.one_law.results.refetch();
         } else {
-            // Removed expansions belong to the question they were removed from.
+            // Removed expansions and more results belong to the question they were asked for.
             c.without.set(Vec::new());
+            c.more.set(false);
             c.query.set(text);
         }
     }

@@ -90,6 +90,7 @@ impl Bundles {
                 expand: choices.expand.get(),
                 graph: choices.graph.get(),
                 learning: choices.learning.get(),
+                more: choices.more.get(),
                 mode: choices.mode.get(),
                 unit_search: choices.unit_search.get(),
             };

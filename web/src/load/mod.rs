@@ -18,5 +18,5 @@ pub use federal::{
 };
 pub use files::{manifest, report};
 pub use law::{law, strategy, LoadedLaw, LoadedStrategy};
-pub use search::{run_search, Outcome, SearchRequest};
+pub use search::{run_search, Outcome, SearchRequest, MORE_SECTIONS};
 pub use vectors::{proxy, Embedded, VectorSource, VectorSources};

@@ -34,6 +34,10 @@ pub struct Outcome {
     pub question: String,
 }
 
+/// Sections shown once the user asks for more than the engine's default: below the first 10, the learned ranking's tail orders them where
+/// the folder has a learned file.
+pub const MORE_SECTIONS: usize = 30;
+
 /// What the user asked for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchRequest {
@@ -47,6 +51,8 @@ pub struct SearchRequest {
     pub graph: bool,
     /// Ranking with what was learned (when the law has it).
     pub learning: bool,
+    /// More than the first page ([`MORE_SECTIONS`] instead of the engine's default).
+    pub more: bool,
     pub mode: Mode,
     pub unit_search: UnitSearch,
 }
@@ -68,6 +74,7 @@ pub async fn run_search(
         expand,
         graph,
         learning,
+        more,
         mode,
         unit_search,
     } = request;
@@ -96,6 +103,11 @@ pub async fn run_search(
             0.0
         },
         learning,
+        section_k: if more {
+            MORE_SECTIONS
+        } else {
+            defaults.section_k
+        },
         ..defaults
     };
     let t0 = fetch::now_ms();

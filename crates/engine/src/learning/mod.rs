@@ -21,7 +21,7 @@
 //!   next to them in the law, in the same title of the law, citing or cited by them, and how many similar
 //!   precedents vote for a section. The
 //!   first 10 are always the head's; the tail orders what a search asking for more gets (`paragraf search -k`,
-//!   MCP's `k` up to 50, the citation-graph spread, which re-ranks a deeper list).
+//!   MCP's `k` up to 50, the app's "Weitere Treffer", the citation-graph spread, which re-ranks a deeper list).
 //!
 //! What is learned from GerLayQA inherits its licence (non-commercial research only): the file carries its
 //! [`Provenance`] with the licence line, and every front end shows it.
