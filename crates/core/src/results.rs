@@ -220,7 +220,8 @@ pub struct SectionResult {
     /// Structural units above the section, `Buch 2 > Abschnitt 8 > …` (empty for a flat law).
     pub breadcrumb: String,
     /// Ranking score: cosine (dense), BM25 (bm25) or reciprocal-rank fusion (hybrid); 0 for a cited section not
-    /// otherwise found. Comparable within one law only.
+    /// otherwise found. With a learned file, the learned score for the first 10; below them the learned tail's
+    /// ranks, scaled under the 10th's score, so that there it only orders. Comparable within one law only.
     pub score: f32,
     /// The question cites this section (`§ 535`); cited sections come first.
     pub cited: bool,
