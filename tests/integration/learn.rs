@@ -236,6 +236,18 @@ fn learned_bm25_ranks_what_lay_people_need_and_eval_refuses_to_flatter_it() {
         .find(|h| h["designation"] == "§ 551")
         .unwrap();
     assert!(lifted["precedents"].as_u64().unwrap() >= 1, "{lifted}");
+    // Asked for more, the first 10 stay; the tail orders 20 more below them, its scores under the 10th's.
+    let deeper = search_json(&dir, question, &["-k", "30"]);
+    let deeper_hits = designations(&deeper);
+    assert_eq!(deeper_hits.len(), 30, "{deeper_hits:?}");
+    assert_eq!(deeper_hits[..10], hits[..], "{deeper_hits:?}");
+    let scores: Vec<f64> = deeper["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["score"].as_f64().unwrap())
+        .collect();
+    assert!(scores[10..].iter().all(|&s| s < scores[9]), "{scores:?}");
 
     // The questions learned from are not scored with what they taught.
     let eval = |questions: &Path, extra: &[&str]| eval_bm25(questions, &dir, tmp.path(), extra);
