@@ -24,7 +24,7 @@ pub struct UrlState {
     pub graph: bool,
     /// Ranking with what the folder learned from past questions, when it has it (on by default; `lernen=aus`).
     pub learning: bool,
-    /// More results than the first page (`mehr=an`; [`crate::load::MORE_SECTIONS`]), asked for below the list.
+    /// More results than the first page (`mehr=an`: `load::MORE_SECTIONS`), asked for below the list.
     pub more: bool,
     /// Exact scan or HNSW.
     pub unit_search: UnitSearch,
