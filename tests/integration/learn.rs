@@ -248,6 +248,14 @@ fn learned_bm25_ranks_what_lay_people_need_and_eval_refuses_to_flatter_it() {
         .map(|h| h["score"].as_f64().unwrap())
         .collect();
     assert!(scores[10..].iter().all(|&s| s < scores[9]), "{scores:?}");
+    // What only the tail does: its ranks, not its scores, set them, evenly spaced below the 10th.
+    let steps: Vec<f64> = scores[10..].windows(2).map(|w| w[0] - w[1]).collect();
+    assert!(
+        steps
+            .iter()
+            .all(|d| (d - steps[0]).abs() < 1e-6 * scores[9]),
+        "{scores:?}"
+    );
 
     // The questions learned from are not scored with what they taught.
     let eval = |questions: &Path, extra: &[&str]| eval_bm25(questions, &dir, tmp.path(), extra);

@@ -2524,6 +2524,12 @@ fn learned_ranking_says_where_it_comes_from_and_can_be_switched_off() {
         ),
         json!(true)
     );
+    // A link to a section is another question: it does not carry the more results asked for this one.
+    let link: Value = browser.script(
+        "return document.querySelector('li.result a.permalink').getAttribute('href')",
+        json!([]),
+    );
+    assert!(!link.as_str().unwrap().contains("mehr="), "{link}");
     // Switched off: unlearned, and the address says so.
     browser.script("document.querySelector('#learning').click()", json!([]));
     let meta = browser.wait_text("#result-meta", "unlearned results", |t| {

@@ -119,6 +119,17 @@ impl Default for UrlState {
 }
 
 impl UrlState {
+    /// This state for another question `q`: what belonged to the current one (expansion words removed from it,
+    /// more results asked for it) is dropped, as a question submitted in the app drops it.
+    pub fn asking(&self, q: String) -> UrlState {
+        UrlState {
+            q,
+            without: Vec::new(),
+            more: false,
+            ..self.clone()
+        }
+    }
+
     /// Parses a query string (with or without the leading `?`); unknown keys and bad values are ignored.
     pub fn parse(search: &str) -> UrlState {
         let mut state = UrlState::default();
@@ -312,6 +323,15 @@ mod tests {
         assert!(query.contains("&lernen=aus&mehr=an&"), "{query}");
         assert_eq!(UrlState::parse(&query), state);
         assert!(!UrlState::default().to_query().contains("lernen"));
+    }
+
+    #[test]
+    fn another_question_drops_what_belonged_to_the_current_one() {
+        let state = UrlState::parse("?q=Kaution&ohne=Sicherheit&law=BGB&mode=bm25&mehr=an");
+        assert_eq!(
+            state.asking("§ 551 BGB".into()).to_query(),
+            "?q=%C2%A7+551+BGB&law=BGB&mode=bm25"
+        );
     }
 
     #[test]

@@ -122,7 +122,7 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
     let retrieval = format!("{:.3}", outcome.retrieval_ms);
     let empty = outcome.search.hits.is_empty();
     // A full first page may have more behind it; a search asked for more shows all it found.
-    let more = (!ctx.choices.more.get_untracked()
+    let more = (!outcome.more
         && outcome.search.hits.len() >= paragraf_engine::SearchOptions::default().section_k)
         .then(|| {
             view! {
@@ -382,9 +382,10 @@ fn ResultItem(outcome: Rc<Outcome>, hit: SectionHit, rank: usize) -> impl IntoVi
         .collect::<Vec<_>>()
         .join(" · ");
     let permalink = UrlState {
-        q: format!("{} {}", section.designation, outcome.law.entry.law),
         law: outcome.law.entry.law.clone(),
-        ..ctx.url_state_untracked()
+        ..ctx
+            .url_state_untracked()
+            .asking(format!("{} {}", section.designation, outcome.law.entry.law))
     }
     .to_query();
     let cited = hit.cited;
@@ -499,11 +500,10 @@ fn section_link(ctx: Ctx, designation: &str, title: &str) -> AnyView {
 
 /// A link showing `label` that searches `designation` in the app (a shareable URL; a click searches in place).
 fn search_link(ctx: Ctx, designation: String, label: String) -> AnyView {
-    let href = UrlState {
-        q: designation.clone(),
-        ..ctx.url_state_untracked()
-    }
-    .to_query();
+    let href = ctx
+        .url_state_untracked()
+        .asking(designation.clone())
+        .to_query();
     let title = format!("{designation} in der App öffnen");
     view! {
         <a class="ref" href=href title=title on:click=move |ev| {
@@ -530,11 +530,9 @@ fn external_link(ctx: Ctx, law: &str, designation: &str) -> AnyView {
     };
     let designation = designation.to_string();
     let href = UrlState {
-        q: designation.clone(),
         law: target.clone(),
         strategy: String::new(),
-        without: Vec::new(),
-        ..ctx.url_state_untracked()
+        ..ctx.url_state_untracked().asking(designation.clone())
     }
     .to_query();
     let title = format!("{designation} {target} öffnen");

@@ -28,6 +28,8 @@ pub struct Outcome {
     pub embedded: Option<Embedded>,
     /// The citation-graph weight applied (0: off).
     pub graph_weight: f32,
+    /// Asked for more than the first page ([`MORE_SECTIONS`]).
+    pub more: bool,
     /// The Absätze and Sätze the query cites (`§ 551 Abs. 2`): section and byte range, marked and scrolled to.
     pub cited_units: Vec<(usize, std::ops::Range<usize>)>,
     /// The question searched (its words are marked in a section no narrower unit of which was hit).
@@ -133,6 +135,7 @@ pub async fn run_search(
         retrieval_ms,
         embedded,
         graph_weight: options.graph_weight,
+        more,
         question: query,
     }))
 }

@@ -225,8 +225,8 @@ impl Weights {
         cogold: 0.0,
         adjacent: 0.0,
         linked: 0.0,
-        voters: 0.0,
         unit: 0.0,
+        voters: 0.0,
     };
 
     /// These weights with the learned signals (prior, votes, co-gold, voters) scaled by `factor` (0..1): a cautious
@@ -253,8 +253,8 @@ impl Weights {
             self.cogold,
             self.adjacent,
             self.linked,
-            self.voters,
             self.unit,
+            self.voters,
         ];
         all.iter().all(|w| w.is_finite() && *w >= 0.0)
             && self.smoothing.is_finite()

@@ -398,7 +398,7 @@ fn the_tail_orders_what_follows_the_head_by_its_own_features() {
         lexical: 1.0,
         ..Weights::UNLEARNED
     };
-    let order = |tail: Option<&Weights>| -> Vec<u32> {
+    let order_by = |learning: &Learning, tail: Option<&Weights>| -> Vec<u32> {
         let ranked = learning.ranked(features.clone(), &head, tail, &|_| false, &[], 100);
         assert!(
             ranked.windows(2).all(|w| w[0].score > w[1].score),
@@ -406,6 +406,7 @@ fn the_tail_orders_what_follows_the_head_by_its_own_features() {
         );
         ranked.iter().map(|h| h.index).collect()
     };
+    let order = |tail: Option<&Weights>| order_by(&learning, tail);
     // Without a tail the head's weights rank everything: only the BM25 hit scores.
     assert_eq!(order(None), vec![10]);
     // § 535 (9) was asked about together with § 551 (10) in a third of its questions and lies next to it, as
@@ -454,20 +455,15 @@ fn the_tail_orders_what_follows_the_head_by_its_own_features() {
         unit: 1.0,
         ..Weights::UNLEARNED
     };
+    assert_eq!(order_by(&in_titles, Some(&by_unit)), vec![10, 2, 7]);
+    // The title's share is of the whole head: with § 1 (0), outside any title, after § 551, it halves.
+    let mut shared = features.clone();
+    in_titles.add_tail_features(&mut shared, &[10, 0], &|_| false, &[]);
+    let unit_of = |s: u32| shared.iter().find(|f| f.section == s).map(|f| f.unit);
     assert_eq!(
-        in_titles
-            .ranked(
-                features.clone(),
-                &head,
-                Some(&by_unit),
-                &|_| false,
-                &[],
-                100
-            )
-            .iter()
-            .map(|h| h.index)
-            .collect::<Vec<_>>(),
-        vec![10, 2, 7]
+        (unit_of(2), unit_of(7), unit_of(11)),
+        (Some(0.5), Some(0.5), Some(0.0)),
+        "§ 12 (11) joins as § 551's neighbour, outside the title"
     );
     // Ranks within the head are never the tail's, even when it would put another section first.
     assert_eq!(
