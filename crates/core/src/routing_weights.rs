@@ -20,6 +20,9 @@ pub struct RoutingWeights {
     /// The law the question names.
     #[serde(default)]
     pub named: f32,
+    /// The share of the question's terms that occur in the law.
+    #[serde(default)]
+    pub coverage: f32,
     /// How many laws cite the law (log-scaled to 0..1 over the laws searched).
     pub cited_by: f32,
     /// The law's size (log-scaled to 0..1).
@@ -47,6 +50,7 @@ impl RoutingWeights {
         agreement: 0.0,
         referred: 0.0,
         named: 0.0,
+        coverage: 0.0,
         cited_by: 0.0,
         size: 0.0,
         kind: [0.0; 7],
@@ -61,13 +65,14 @@ impl RoutingWeights {
     pub const DEFAULT: RoutingWeights = RoutingWeights {
         global: 1.0,
         within_law: 0.5,
-        law_text: 0.1,
+        law_text: 0.2,
         agreement: 0.2,
-        referred: 0.1,
+        referred: 0.5,
         named: 0.5,
+        coverage: 0.1,
         cited_by: 0.0,
-        size: 0.05,
-        kind: [0.0; 7],
+        size: 0.0,
+        kind: [0.05, 0.0, 0.1, 0.0, 0.0, 0.0, 0.0],
         prior: 0.0,
         vote_lexical: 0.0,
         vote_dense: 0.0,
@@ -93,6 +98,7 @@ impl RoutingWeights {
             self.agreement,
             self.referred,
             self.named,
+            self.coverage,
             self.cited_by,
             self.size,
             self.prior,

@@ -179,6 +179,64 @@ impl Bm25Dictionary {
         scores
     }
 
+    /// Per group of documents (`group_of` a document's group, e.g. its law), the share of the query's weight that
+    /// occurs somewhere in the group: each known term weighs its query weight times its idf, and counts for every
+    /// group with a document holding it. A law that holds only one rare word of a question covers little of it,
+    /// however high that word lifts one of its sections (`postings` as for scoring; `None`: the term is skipped).
+    fn coverage_with<'p>(
+        &self,
+        terms: &[(String, f32)],
+        postings: impl Fn(usize) -> Option<&'p [u8]>,
+        group_of: impl Fn(u32) -> u32,
+    ) -> HashMap<u32, f32> {
+        let mut query_weight: HashMap<usize, f32> = HashMap::new();
+        for (term, weight) in terms {
+            if let Some(t) = self.term_id(term) {
+                *query_weight.entry(t).or_insert(0.0) += weight;
+            }
+        }
+        let n = self.len() as f32;
+        let mut covered: HashMap<u32, f32> = HashMap::new();
+        let mut total = 0.0f32;
+        for (t, qw) in query_weight {
+            let df = self.doc_freq[t] as f32;
+            let weight = qw * (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            total += weight;
+            let Some(mut bytes) = postings(t) else {
+                continue;
+            };
+            let (mut doc, mut last) = (0u32, None);
+            while !bytes.is_empty() {
+                doc += read_varint(&mut bytes);
+                read_varint(&mut bytes);
+                let group = group_of(doc);
+                if last != Some(group) {
+                    *covered.entry(group).or_insert(0.0) += weight;
+                    last = Some(group);
+                }
+            }
+        }
+        if total > 0.0 {
+            covered.values_mut().for_each(|c| *c /= total);
+        }
+        covered
+    }
+
+    /// [`Bm25Index::coverage`] over shards, as [`Bm25Dictionary::scores_sharded`] scores (a missing shard is an
+    /// error naming the term id). Documents of one group must be contiguous.
+    pub fn coverage_sharded<'s>(
+        &self,
+        terms: &[(String, f32)],
+        shard: impl Fn(u32) -> Option<&'s PostingShard>,
+        group_of: impl Fn(u32) -> u32,
+    ) -> Result<HashMap<u32, f32>, u32> {
+        let ids = self.term_ids(terms);
+        if let Some(&missing) = ids.iter().find(|&&t| shard(t).is_none()) {
+            return Err(missing);
+        }
+        Ok(self.coverage_with(terms, |t| shard(t as u32)?.postings_of(t as u32), group_of))
+    }
+
     /// [`Bm25Index::scores_weighted`] over shards: `shard(t)` gives the loaded shard holding term `t`. A term
     /// whose shard is missing is an error naming the term id, since silently dropping it would change the ranking.
     pub fn scores_sharded<'s>(
@@ -626,6 +684,21 @@ impl Bm25Index {
         })
     }
 
+    /// Per group of documents, the share of the weighted, analysed `terms` that occurs in one of its documents
+    /// (see [`Bm25Dictionary::coverage_sharded`]); `group_of` gives a document's group, and the documents of one
+    /// group must be contiguous (a law's sections are).
+    pub fn coverage(
+        &self,
+        terms: &[(String, f32)],
+        group_of: impl Fn(u32) -> u32,
+    ) -> HashMap<u32, f32> {
+        self.dictionary.coverage_with(
+            terms,
+            |t| Some(&self.postings[self.offsets[t] as usize..self.offsets[t + 1] as usize]),
+            group_of,
+        )
+    }
+
     /// Splits the index into its dictionary and posting shards of contiguous terms, each about `shard_bytes`
     /// of postings (a term's list is never split, so a very common term may make a shard larger). The shard
     /// holding term `t` is the last whose `first_term` is at most `t`.
@@ -715,6 +788,42 @@ mod tests {
         // Repeated query terms count repeatedly.
         let twice = index.scores("apfel apfel");
         assert!((twice[0] - 2.0 * scores[0]).abs() < 1e-6);
+    }
+
+    #[test]
+    fn coverage_is_the_idf_weighted_share_of_the_query_each_group_holds() {
+        // Two groups (laws): documents 0 and 1, and document 2.
+        let docs = ["apfel birne", "kirsche", "apfel"];
+        let index = Bm25Index::build(&docs, AnalyzerConfig::PLAIN, Bm25Params::default());
+        let group = |doc: u32| u32::from(doc == 2);
+        let terms: Vec<(String, f32)> = index
+            .query_terms("apfel kirsche pflaume")
+            .into_iter()
+            .map(|t| (t, 1.0))
+            .collect();
+        assert_eq!(terms.len(), 3);
+        let idf = |df: f32| (1.0f32 + (3.0 - df + 0.5) / (df + 0.5)).ln();
+        let (apfel, kirsche) = (idf(2.0), idf(1.0));
+        let covered = index.coverage(&terms, group);
+        // The first group holds both known terms (in two documents: counted once each); the second only the
+        // common one. A term no document has counts for none and weighs nothing.
+        assert!((covered[&0] - 1.0).abs() < 1e-6, "{covered:?}");
+        assert!((covered[&1] - apfel / (apfel + kirsche)).abs() < 1e-6);
+        assert_eq!(covered.len(), 2);
+        assert!(index.coverage(&terms[2..], group).is_empty());
+        // Over shards, the same; a missing shard is named.
+        let (dictionary, shards) = index.into_shards(1);
+        let find = |t: u32| shards.iter().find(|s| s.holds(t));
+        assert_eq!(
+            dictionary.coverage_sharded(&terms, find, group).unwrap(),
+            covered
+        );
+        let needed = dictionary.term_ids(&terms);
+        let without = |t: u32| find(t).filter(|s| !s.holds(needed[0]));
+        assert_eq!(
+            dictionary.coverage_sharded(&terms, without, group),
+            Err(needed[0])
+        );
     }
 
     #[test]

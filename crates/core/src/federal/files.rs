@@ -739,7 +739,7 @@ impl FederalHead {
     /// posting shards: every shard [`FederalHead::shards_for`] names must be there. With `routing` (a router
     /// over this head's laws and the question asked of it) and `options.route_laws`, the first stage goes
     /// [`super::routing::ROUTING_DEPTH`] deep and is routed by law with [`RoutingWeights::DEFAULT`], as
-    /// [`super::FederalIndex::search`] does.
+    /// [`super::FederalIndex::search`] does (each law's coverage of `terms` read from the same shards).
     pub fn search<'s>(
         &self,
         terms: &[(String, f32)],
@@ -795,10 +795,29 @@ impl FederalHead {
             dense.as_ref().map(|f| f as &dyn Fn(usize) -> Vec<Hit>),
         );
         if let Some((router, query)) = routing {
+            // A term's documents come in order, mostly several of one law: its range is kept, not searched again.
+            let last = std::cell::Cell::new((0u32, 0u32, 0u32));
+            let law_of_ordered = |doc: u32| {
+                let (start, end, law) = last.get();
+                if (start..end).contains(&doc) {
+                    return law;
+                }
+                let law = law_of(doc);
+                let range = &self.law_starts[law as usize..];
+                last.set((range[0], range[1], law));
+                law
+            };
+            let query = LawQuery {
+                coverage: self
+                    .dictionary
+                    .coverage_sharded(terms, |t| shard(self.shard_of(t)), law_of_ordered)
+                    .map_err(|t| FederalFileError::MissingShard(self.shard_of(t)))?,
+                ..query.clone()
+            };
             ranking = router.route(
                 &ranking,
                 &law_of,
-                query,
+                &query,
                 &RoutingWeights::DEFAULT,
                 options.section_k,
             );

@@ -283,7 +283,7 @@ impl FederalIndex {
             .enumerate()
             .map(|(i, f)| (f.doc, i))
             .collect();
-        let query = self.router.ask(text);
+        let query = self.ask(text);
         for signal in learning.features(first, &neighbours, own) {
             let Some(doc) = self.doc_of(law, signal.section) else {
                 continue;
@@ -306,6 +306,19 @@ impl FederalIndex {
         neighbours
     }
 
+    /// What routing asks of the laws for `text` ([`Router::ask`]), with each law's coverage of its terms.
+    fn ask(&self, text: &str) -> routing::LawQuery {
+        let terms: Vec<(String, f32)> = self
+            .query_terms(text)
+            .into_iter()
+            .map(|t| (t, 1.0))
+            .collect();
+        routing::LawQuery {
+            coverage: self.bm25.coverage(&terms, |doc| self.law_of(doc)),
+            ..self.router.ask(text)
+        }
+    }
+
     /// The first stage's fused ranking, [`routing::ROUTING_DEPTH`] deep (what [`FederalIndex::route`] re-ranks).
     pub fn first_stage(
         &self,
@@ -323,7 +336,7 @@ impl FederalIndex {
     /// The routing features of a first stage for the question `text` (for fitting weights).
     pub fn routing_features(&self, first: &FirstStage, text: &str) -> Vec<routing::Features> {
         self.router
-            .features(&first.hits, &|doc| self.law_of(doc), &self.router.ask(text))
+            .features(&first.hits, &|doc| self.law_of(doc), &self.ask(text))
     }
 
     /// The best `k` sections of `first` routed by law with `weights`.
@@ -337,7 +350,7 @@ impl FederalIndex {
         self.hits(self.router.route(
             &first.hits,
             &|doc| self.law_of(doc),
-            &self.router.ask(text),
+            &self.ask(text),
             weights,
             k,
         ))
@@ -770,6 +783,19 @@ mod tests {
             ..RoutingWeights::UNROUTED
         };
         assert_eq!(index.route(&first, question, &referred, 1)[0].law, 0);
+        // And the law that holds more of the question: the ordinance's section matches its rare word twice, the
+        // holiday law's sections hold all its other words between them.
+        let covering = "An Bord, an Bord: Urlaub, Werktage, Anspruch, Monaten, jährlich";
+        let first_covering = index.first_stage(covering, None, &options).unwrap();
+        assert_eq!(index.law_of(first_covering.hits[0].index), 1);
+        let coverage = RoutingWeights {
+            coverage: 2.0,
+            ..RoutingWeights::UNROUTED
+        };
+        assert_eq!(
+            index.route(&first_covering, covering, &coverage, 1)[0].law,
+            0
+        );
         // Unrouted weights give the first stage back; fitting on the question learns to route.
         let unrouted: Vec<u32> = index
             .route(&first, question, &RoutingWeights::UNROUTED, 10)

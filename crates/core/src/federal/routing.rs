@@ -11,6 +11,8 @@
 //! - **referred**: how much of it falls into laws that cite or name the law: an ordinance that shares the
 //!   question's words (`Offshore-ArbZV`) points to the statute it rests on (the ArbZG), a special act on land
 //!   (`SachenRBerG`) to the BGB;
+//! - **coverage**: how much of the question (its terms weighted by idf) occurs anywhere in the law: a law
+//!   that shares one rare word with a shoplifting question covers little of it, the StGB much;
 //! - **the law the question names**: `KSchG`, or `Kündigungsschutz` for the `Kündigungsschutzgesetz`
 //!   ([`crate::finder::LawNames`]);
 //! - **the archive's structure**: how many other laws cite or name the law (the StGB, ZPO and EStG are named
@@ -428,6 +430,8 @@ pub struct Features {
     pub referred: f32,
     /// 1 when its law is the one the question names, else 0.
     pub named: f32,
+    /// The share of the question's terms (weighted by idf) that occur in its law.
+    pub coverage: f32,
     /// `ln(1 + cited_by)`, relative to the most cited law.
     pub cited_by: f32,
     /// `ln(1 + sections)`, relative to the largest law.
@@ -451,6 +455,7 @@ impl Features {
             + w.agreement * self.agreement
             + w.referred * self.referred
             + w.named * self.named
+            + w.coverage * self.coverage
             + w.cited_by * self.cited_by
             + w.size * self.size
             + w.kind[self.kind.index()]
@@ -487,6 +492,9 @@ pub struct LawQuery {
     pub text_ranking: Vec<usize>,
     /// The law the question names.
     pub named: Option<usize>,
+    /// Per law, the share of the question's terms (weighted by idf) that occur in it
+    /// ([`paragraf_index::Bm25Index::coverage`]); filled by the index that searches (laws missing: 0).
+    pub coverage: HashMap<u32, f32>,
 }
 
 /// The laws' signals and the law-text ranking: what routing needs besides the first stage.
@@ -595,6 +603,7 @@ impl Router {
                 .as_ref()
                 .map_or_else(Vec::new, |f| f.find(question, LAW_TEXT_DEPTH)),
             named: self.names.named(question),
+            coverage: HashMap::new(),
         }
     }
 
@@ -681,6 +690,7 @@ impl Router {
             } else {
                 0.0
             },
+            coverage: query.coverage.get(&law).copied().unwrap_or(0.0),
             cited_by: scaled(signals.cited_by, self.max_cited),
             size: scaled(signals.sections, self.max_size),
             kind: signals.kind,
@@ -743,12 +753,13 @@ fn objective(example: &Example, top: &[Hit]) -> f64 {
 /// questions than what ships.
 pub fn fit(examples: &[Example]) -> RoutingWeights {
     let grid = &ROUTING_GRID[..];
-    let coordinates: [Coordinate<RoutingWeights>; 14] = [
+    let coordinates: [Coordinate<RoutingWeights>; 15] = [
         (|w| &mut w.within_law, grid),
         (|w| &mut w.law_text, grid),
         (|w| &mut w.agreement, grid),
         (|w| &mut w.referred, grid),
         (|w| &mut w.named, grid),
+        (|w| &mut w.coverage, grid),
         (|w| &mut w.cited_by, grid),
         (|w| &mut w.size, grid),
         (|w| &mut w.kind[0], grid),
