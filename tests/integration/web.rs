@@ -2042,6 +2042,26 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
 
     browser.screenshot("all-laws");
 
+    // More results below a full first page: 30 sections, the first 10 as they were, and `mehr=an` in the
+    // address.
+    let first_page = hits(&browser);
+    assert_eq!(first_page.len(), 10, "{first_page:?}");
+    browser.script("document.querySelector('#more-results').click()", json!([]));
+    browser.wait_text("#result-meta", "more results across laws", |t| {
+        t.starts_with("30 Treffer in 32 Gesetzen")
+    });
+    let more = hits(&browser);
+    assert_eq!(more[..10], first_page[..]);
+    let distinct: std::collections::HashSet<&(String, String)> = more.iter().collect();
+    assert_eq!(distinct.len(), 30, "{more:?}");
+    assert_eq!(
+        browser.script(
+            "return document.querySelector('#more-results') === null && location.search.includes('mehr=an')",
+            json!([])
+        ),
+        json!(true)
+    );
+
     // 2. Hybrid through the proxy ranks the same section first.
     browser.goto(&format!(
         "{origin}/?page=alle&proxy={}&q={}",

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use paragraf_core::results::{excerpt, term_spans, Excerpt, LawCount};
 use paragraf_law::Law;
 
-use crate::components::results::{mode_label, vector_note};
+use crate::components::results::{mode_label, more_results, vector_note};
 use crate::context::Ctx;
 use crate::failure::Failure;
 use crate::load::{self, FederalOutcome, FederalResult, FederalVectorsNow};
@@ -70,6 +70,7 @@ pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
         })
         .collect_view();
     let empty = outcome.results.is_empty();
+    let more = more_results(ctx, outcome.more, outcome.results.len());
     // Each law's share of the list, most first; a click narrows the search to it (`gesetze=` in the URL).
     let counts = LawCount::tally(
         outcome
@@ -117,6 +118,7 @@ pub fn FederalResults(outcome: Rc<FederalOutcome>) -> impl IntoView {
         {facets}
         {empty.then(|| view! { <p class="empty">"Keine Treffer. Andere Wörter versuchen oder die Auswahl der Gesetze leeren."</p> })}
         <ol class="results federal" aria-label="Ergebnisse">{items}</ol>
+        {more}
     }
 }
 

@@ -121,15 +121,7 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
     };
     let retrieval = format!("{:.3}", outcome.retrieval_ms);
     let empty = outcome.search.hits.is_empty();
-    // A full first page may have more behind it; a search asked for more shows all it found.
-    let more = (!outcome.more
-        && outcome.search.hits.len() >= paragraf_engine::SearchOptions::default().section_k)
-        .then(|| {
-            view! {
-                <button type="button" id="more-results" class="more-results"
-                    on:click=move |_| ctx.choices.more.set(true)>{format!("Weitere Treffer zeigen (bis {MORE_SECTIONS})")}</button>
-            }
-        });
+    let more = more_results(ctx, outcome.more, outcome.search.hits.len());
     if !outcome.cited_units.is_empty() {
         scroll_to_cited();
     }
@@ -155,6 +147,17 @@ pub fn Results(outcome: Rc<Outcome>) -> impl IntoView {
         <ol class="results" aria-label="Ergebnisse">{items}</ol>
         {more}
     }
+}
+
+/// The button that asks for more results below a full first page of `shown` (a search `asked` for more shows
+/// all it found): one law's results and those across laws.
+pub fn more_results(ctx: Ctx, asked: bool, shown: usize) -> Option<impl IntoView> {
+    (!asked && shown >= paragraf_engine::SearchOptions::default().section_k).then(|| {
+        view! {
+            <button type="button" id="more-results" class="more-results"
+                on:click=move |_| ctx.choices.more.set(true)>{format!("Weitere Treffer zeigen (bis {MORE_SECTIONS})")}</button>
+        }
+    })
 }
 
 /// Brings the Absatz or Satz a query or link cites (`§ 551 Abs. 2 BGB`) into view once the results are drawn.

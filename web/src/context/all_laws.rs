@@ -106,10 +106,11 @@ impl Index {
             law_finder,
         } = self;
         let federal_results = LocalResource::new(move || {
-            let (q, m, only, d) = (
+            let (q, m, only, more, d) = (
                 choices.query.get(),
                 choices.mode.get(),
                 choices.laws.get(),
+                choices.more.get(),
                 folder.data_url(),
             );
             let on_page = choices.page.get() == Page::AllLaws;
@@ -144,6 +145,7 @@ impl Index {
                         query: q,
                         mode: m,
                         only,
+                        more,
                     };
                     load::run_federal_search(
                         d,

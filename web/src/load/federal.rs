@@ -225,6 +225,8 @@ pub struct FederalOutcome {
     pub named: Option<LawEntry>,
     /// The question searched (its words are marked in the results' excerpts).
     pub question: String,
+    /// Asked for more than the first page ([`super::MORE_SECTIONS`]).
+    pub more: bool,
 }
 
 /// What the user asked of all laws.
@@ -234,6 +236,8 @@ pub struct FederalRequest {
     pub mode: Mode,
     /// Only these laws (empty: all of the catalogue).
     pub only: Vec<String>,
+    /// More than the first page ([`super::MORE_SECTIONS`] instead of the engine's default).
+    pub more: bool,
 }
 
 /// Searches all laws of the catalogue (or the set `only` names): the question's posting shards are fetched,
@@ -248,7 +252,12 @@ pub async fn run_federal_search(
     sources: VectorSources,
     proxy_problem: RwSignal<Option<Failure>>,
 ) -> Result<Rc<FederalOutcome>, Failure> {
-    let FederalRequest { query, mode, only } = request;
+    let FederalRequest {
+        query,
+        mode,
+        only,
+        more,
+    } = request;
     let head = &federal.head;
     let terms = head.query_terms(&query);
     let needed = head.shards_for(&terms);
@@ -289,9 +298,15 @@ pub async fn run_federal_search(
                 .filter(|_| only.is_empty() || only.iter().any(|o| o == l))
         })
         .collect();
+    let defaults = SearchOptions::default();
     let options = SearchOptions {
         mode,
-        ..SearchOptions::default()
+        section_k: if more {
+            super::MORE_SECTIONS
+        } else {
+            defaults.section_k
+        },
+        ..defaults
     };
     // Routed by law as `paragraf search` routes, with what the catalogue says of each law (a law it no longer
     // lists has no name); made again when the catalogue changes.
@@ -358,6 +373,7 @@ pub async fn run_federal_search(
         number: SEARCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
         named,
         question: query,
+        more,
     }))
 }
 
