@@ -493,7 +493,7 @@ pub struct LawQuery {
     /// The law the question names.
     pub named: Option<usize>,
     /// Per law, the share of the question's terms (weighted by idf) that occur in it
-    /// ([`paragraf_index::Bm25Index::coverage`]); filled by the index that searches (laws missing: 0).
+    /// ([`paragraf_index::bm25::Bm25Index::coverage`]); filled by the index that searches (laws missing: 0).
     pub coverage: HashMap<u32, f32>,
 }
 
