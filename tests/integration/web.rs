@@ -2061,6 +2061,17 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
         ),
         json!(true)
     );
+    // Opening a result's law is another page: it starts with its own first page.
+    browser.script(
+        "document.querySelector('ol.federal li.hit a.open-law').click()",
+        json!([]),
+    );
+    browser.wait_text("#result-meta", "the law's own results", |t| {
+        t.contains(&format!(" Treffer in {law}"))
+    });
+    let url: Value = browser.script("return location.search", json!([]));
+    assert!(!url.as_str().unwrap().contains("mehr="), "{url}");
+    assert!(browser.count("li.result") <= 10);
 
     // 2. Hybrid through the proxy ranks the same section first.
     browser.goto(&format!(

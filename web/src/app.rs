@@ -40,6 +40,15 @@ pub fn App() -> impl IntoView {
         }
     });
 
+    // More results belong to the page they were asked on: another page opens with its first page (a memo, so
+    // that setting the page it already shows changes nothing).
+    let page = Memo::new(move |_| ctx.choices.page.get());
+    Effect::watch(
+        move || page.get(),
+        move |_, _, _| ctx.choices.more.set(false),
+        false,
+    );
+
     // The proxy's answer to /health decides whether dense search is possible at all.
     Effect::new(move |_| {
         if let Some(Some(Err(e))) = ctx.vectors.proxy.get() {

@@ -142,6 +142,20 @@ impl Bm25Dictionary {
         ids
     }
 
+    /// The known terms among `terms` with their summed weights, in term order (sums in a fixed order, so that
+    /// every reader of the same postings gets the same floats).
+    fn query_weights(&self, terms: &[(String, f32)]) -> Vec<(usize, f32)> {
+        let mut query_weight: HashMap<usize, f32> = HashMap::new();
+        for (term, weight) in terms {
+            if let Some(t) = self.term_id(term) {
+                *query_weight.entry(t).or_insert(0.0) += weight;
+            }
+        }
+        let mut query_weight: Vec<(usize, f32)> = query_weight.into_iter().collect();
+        query_weight.sort_unstable_by_key(|&(t, _)| t);
+        query_weight
+    }
+
     /// BM25 scores of every document for weighted, analysed terms, reading each term's postings through
     /// `postings` (`None`: the term is skipped).
     fn scores_with<'p>(
@@ -149,19 +163,11 @@ impl Bm25Dictionary {
         terms: &[(String, f32)],
         postings: impl Fn(usize) -> Option<&'p [u8]>,
     ) -> Vec<f32> {
-        let mut query_weight: HashMap<usize, f32> = HashMap::new();
-        for (term, weight) in terms {
-            if let Some(t) = self.term_id(term) {
-                *query_weight.entry(t).or_insert(0.0) += weight;
-            }
-        }
         let n = self.len() as f32;
         let Bm25Params { k1, b } = self.params;
         let (base, per_term) = (k1 * (1.0 - b), k1 * b / self.avg_len.max(f32::MIN_POSITIVE));
         let mut scores = vec![0.0f32; self.len()];
-        let mut query_weight: Vec<(usize, f32)> = query_weight.into_iter().collect();
-        query_weight.sort_unstable_by_key(|&(t, _)| t);
-        for (t, qw) in query_weight {
+        for (t, qw) in self.query_weights(terms) {
             let Some(mut bytes) = postings(t) else {
                 continue;
             };
@@ -179,26 +185,21 @@ impl Bm25Dictionary {
         scores
     }
 
-    /// Per group of documents (`group_of` a document's group, e.g. its law), the share of the query's weight that
-    /// occurs somewhere in the group: each known term weighs its query weight times its idf, and counts for every
-    /// group with a document holding it. A law that holds only one rare word of a question covers little of it,
-    /// however high that word lifts one of its sections (`postings` as for scoring; `None`: the term is skipped).
+    /// Per group of documents (`group_of` a document's group, e.g. its law; groups are contiguous runs of
+    /// documents in increasing order), the share of the query's weight that occurs somewhere in the group: each
+    /// known term weighs its query weight times its idf, and counts once for every group with a document holding
+    /// it. A law that holds only one rare word of a question covers little of it, however high that word lifts
+    /// one of its sections (`postings` as for scoring; `None`: the term counts in the total but for no group).
     fn coverage_with<'p>(
         &self,
         terms: &[(String, f32)],
         postings: impl Fn(usize) -> Option<&'p [u8]>,
         group_of: impl Fn(u32) -> u32,
     ) -> HashMap<u32, f32> {
-        let mut query_weight: HashMap<usize, f32> = HashMap::new();
-        for (term, weight) in terms {
-            if let Some(t) = self.term_id(term) {
-                *query_weight.entry(t).or_insert(0.0) += weight;
-            }
-        }
         let n = self.len() as f32;
         let mut covered: HashMap<u32, f32> = HashMap::new();
         let mut total = 0.0f32;
-        for (t, qw) in query_weight {
+        for (t, qw) in self.query_weights(terms) {
             let df = self.doc_freq[t] as f32;
             let weight = qw * (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             total += weight;
@@ -210,6 +211,7 @@ impl Bm25Dictionary {
                 doc += read_varint(&mut bytes);
                 read_varint(&mut bytes);
                 let group = group_of(doc);
+                debug_assert!(last.is_none_or(|l| l <= group), "groups in document order");
                 if last != Some(group) {
                     *covered.entry(group).or_insert(0.0) += weight;
                     last = Some(group);
@@ -793,7 +795,7 @@ mod tests {
     #[test]
     fn coverage_is_the_idf_weighted_share_of_the_query_each_group_holds() {
         // Two groups (laws): documents 0 and 1, and document 2.
-        let docs = ["apfel birne", "kirsche", "apfel"];
+        let docs = ["apfel birne", "apfel kirsche", "apfel"];
         let index = Bm25Index::build(&docs, AnalyzerConfig::PLAIN, Bm25Params::default());
         let group = |doc: u32| u32::from(doc == 2);
         let terms: Vec<(String, f32)> = index
@@ -803,10 +805,10 @@ mod tests {
             .collect();
         assert_eq!(terms.len(), 3);
         let idf = |df: f32| (1.0f32 + (3.0 - df + 0.5) / (df + 0.5)).ln();
-        let (apfel, kirsche) = (idf(2.0), idf(1.0));
+        let (apfel, kirsche) = (idf(3.0), idf(1.0));
         let covered = index.coverage(&terms, group);
-        // The first group holds both known terms (in two documents: counted once each); the second only the
-        // common one. A term no document has counts for none and weighs nothing.
+        // The first group holds both known terms (the common one in both its documents: counted once); the
+        // second only the common one. A term no document has counts for none and weighs nothing.
         assert!((covered[&0] - 1.0).abs() < 1e-6, "{covered:?}");
         assert!((covered[&1] - apfel / (apfel + kirsche)).abs() < 1e-6);
         assert_eq!(covered.len(), 2);
