@@ -9,7 +9,9 @@
 
 use paragraf_core::federal::files::{FederalHead, SHARD_BYTES};
 use paragraf_core::federal::learned::{self, AmongQuestion};
-use paragraf_core::federal::routing::{self, law_signals, CatalogueLaw, Example, Features, Router};
+use paragraf_core::federal::routing::{
+    self, law_signals, CatalogueLaw, Example, Features, LawQuery, Router,
+};
 use paragraf_core::federal::{FederalHit, FederalIndex, FederalLaw, FirstStage, LearnedLaw};
 use paragraf_core::routing_weights::RoutingWeights;
 use paragraf_engine::bundle::StrategyBundle;
@@ -246,10 +248,11 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
             .enumerate()
             .map(|(i, text)| among.first_stage(text, vector(i), &options))
             .collect::<Result<_, _>>()?;
+        let queries: Vec<LawQuery> = texts.iter().map(|t| among.law_query(t)).collect();
         let features: Vec<Vec<Features>> = first
             .iter()
-            .zip(texts)
-            .map(|(f, text)| among.routing_features(f, text))
+            .zip(&queries)
+            .map(|(f, query)| among.routing_features(f, query))
             .collect();
         let weights = match routing {
             Routing::Fit => {
@@ -306,7 +309,8 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
                     },
                     Some(law_index),
                 ) => {
-                    let among_questions = among_questions(among, &features, texts, gold, vector);
+                    let among_questions =
+                        among_questions(among, &features, &queries, texts, gold, vector);
                     let labelled: Vec<Labelled> = (0..texts.len())
                         .map(|q| {
                             let sections = gold.sections[q]
@@ -359,6 +363,7 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
                             among.add_learned(
                                 &mut f,
                                 text,
+                                &queries[q],
                                 vector(q),
                                 l.law,
                                 &l.learning,
@@ -572,6 +577,7 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
 fn among_questions<'a>(
     among: &FederalIndex,
     features: &[Vec<Features>],
+    queries: &[LawQuery],
     texts: &'a [String],
     gold: &LawGold,
     vector: impl Fn(usize) -> Option<&'a [f32]>,
@@ -583,6 +589,7 @@ fn among_questions<'a>(
             text,
             vector: vector(q),
             features: features[q].clone(),
+            query: queries[q].clone(),
             gold: gold.sections[q]
                 .iter()
                 .filter_map(|&(l, s)| among.doc_of(l, s))
@@ -602,18 +609,24 @@ pub fn across_questions<'a>(
     vectors: Option<&'a [Vec<f32>]>,
     options: &SearchOptions,
 ) -> Result<Vec<AmongQuestion<'a>>, EngineError> {
+    let queries: Vec<LawQuery> = texts.iter().map(|t| among.law_query(t)).collect();
     let features: Vec<Vec<Features>> = texts
         .iter()
         .enumerate()
         .map(|(q, text)| {
             let vector = vectors.map(|v| v[q].as_slice());
             let first = among.first_stage(text, vector, options)?;
-            Ok(among.routing_features(&first, text))
+            Ok(among.routing_features(&first, &queries[q]))
         })
         .collect::<Result<_, EngineError>>()?;
-    Ok(among_questions(among, &features, texts, gold, |q| {
-        vectors.map(|v| v[q].as_slice())
-    }))
+    Ok(among_questions(
+        among,
+        &features,
+        &queries,
+        texts,
+        gold,
+        |q| vectors.map(|v| v[q].as_slice()),
+    ))
 }
 
 /// Routing weights as JSON, as `--routing-weights` takes them.

@@ -533,10 +533,12 @@ pub fn among_questions<'a>(
         .enumerate()
         .map(|(q, text)| {
             let first = among.first_stage(text, vector(q), options)?;
+            let query = among.law_query(text);
             Ok(AmongQuestion {
                 text,
                 vector: vector(q),
-                features: among.routing_features(&first, text),
+                features: among.routing_features(&first, &query),
+                query,
                 gold: prepared.labelled[q]
                     .gold
                     .iter()

@@ -11,7 +11,7 @@
 //! across laws (the project's own tuning half) that say what the votes cost the other laws. Only the learned
 //! signals' weights are fit; the others stay as they were chosen across laws.
 
-use super::routing::{self, Example, Features};
+use super::routing::{self, Example, Features, LawQuery};
 use super::FederalIndex;
 use crate::routing_weights::RoutingWeights;
 use paragraf_engine::learning::fit::{assemble, Labelled, ModelVectors};
@@ -29,6 +29,8 @@ pub struct AmongQuestion<'a> {
     pub vector: Option<&'a [f32]>,
     /// [`FederalIndex::routing_features`] of its first stage (before learning).
     pub features: Vec<Features>,
+    /// What routing asked of the laws for it ([`FederalIndex::law_query`]).
+    pub query: LawQuery,
     /// Its gold documents (ids the index does not hold are left out: misses).
     pub gold: Vec<u32>,
     /// The laws of its gold sections.
@@ -51,6 +53,7 @@ fn learned_features(
     index.add_learned(
         &mut features,
         question.text,
+        &question.query,
         question.vector,
         law,
         learning,

@@ -226,7 +226,8 @@ impl FederalIndex {
             return Ok((self.hits(ranking), mode));
         }
         let first = self.first_stage(text, vector, options)?;
-        let mut features = self.routing_features(&first, text);
+        let query = self.law_query(text);
+        let mut features = self.routing_features(&first, &query);
         let Some(learned) = self.learned.as_ref().filter(|_| options.learning) else {
             let routed = routing::routed(&features, &RoutingWeights::DEFAULT, options.section_k);
             return Ok((self.hits(routed), first.mode));
@@ -234,6 +235,7 @@ impl FederalIndex {
         let neighbours = self.add_learned(
             &mut features,
             text,
+            &query,
             vector,
             learned.law,
             &learned.learning,
@@ -258,13 +260,15 @@ impl FederalIndex {
     /// candidates gets its demand prior (`ln(1 + count)` scaled to 0..1) and the votes of the most similar
     /// past questions; sections voted for or most asked about that the first stage missed join as candidates.
     /// `skip` leaves precedents out and `own` is taken out of the prior (a training question scored against the
-    /// others). The query's terms are analysed by the index across laws (the same stems as the law's own).
+    /// others). The query's terms are analysed by the index across laws (the same stems as the law's own);
+    /// `query` is what routing asked of the laws for it ([`FederalIndex::law_query`]).
     /// Returns the neighbours that voted.
     #[allow(clippy::too_many_arguments)]
     pub fn add_learned(
         &self,
         features: &mut Vec<routing::Features>,
         text: &str,
+        query: &routing::LawQuery,
         vector: Option<&[f32]>,
         law: u32,
         learning: &Learning,
@@ -283,13 +287,12 @@ impl FederalIndex {
             .enumerate()
             .map(|(i, f)| (f.doc, i))
             .collect();
-        let query = self.ask(text);
         for signal in learning.features(first, &neighbours, own) {
             let Some(doc) = self.doc_of(law, signal.section) else {
                 continue;
             };
             let i = *at.entry(doc).or_insert_with(|| {
-                features.push(self.router.law_features(doc, law, &query));
+                features.push(self.router.law_features(doc, law, query));
                 features.len() - 1
             });
             let f = &mut features[i];
@@ -306,8 +309,9 @@ impl FederalIndex {
         neighbours
     }
 
-    /// What routing asks of the laws for `text` ([`Router::ask`]), with each law's coverage of its terms.
-    fn ask(&self, text: &str) -> routing::LawQuery {
+    /// What routing asks of the laws for `text` ([`Router::ask`]), with each law's coverage of its terms (a pass
+    /// over the terms' posting lists: asked once per question).
+    pub fn law_query(&self, text: &str) -> routing::LawQuery {
         let terms: Vec<(String, f32)> = self
             .query_terms(text)
             .into_iter()
@@ -333,10 +337,15 @@ impl FederalIndex {
         })
     }
 
-    /// The routing features of a first stage for the question `text` (for fitting weights).
-    pub fn routing_features(&self, first: &FirstStage, text: &str) -> Vec<routing::Features> {
+    /// The routing features of a first stage for a question asked of the laws as `query`
+    /// ([`FederalIndex::law_query`]).
+    pub fn routing_features(
+        &self,
+        first: &FirstStage,
+        query: &routing::LawQuery,
+    ) -> Vec<routing::Features> {
         self.router
-            .features(&first.hits, &|doc| self.law_of(doc), &self.ask(text))
+            .features(&first.hits, &|doc| self.law_of(doc), query)
     }
 
     /// The best `k` sections of `first` routed by law with `weights`.
@@ -350,7 +359,7 @@ impl FederalIndex {
         self.hits(self.router.route(
             &first.hits,
             &|doc| self.law_of(doc),
-            &self.ask(text),
+            &self.law_query(text),
             weights,
             k,
         ))
@@ -805,7 +814,7 @@ mod tests {
         let first_docs: Vec<u32> = first.hits.iter().map(|h| h.index).collect();
         assert_eq!(unrouted, first_docs[..unrouted.len()]);
         let example = routing::Example {
-            features: index.routing_features(&first, question),
+            features: index.routing_features(&first, &index.law_query(question)),
             gold: vec![index.doc_of(0, 0).unwrap()],
             gold_laws: vec![0],
         };
@@ -869,10 +878,12 @@ mod tests {
             .iter()
             .map(|t| {
                 let first = index.first_stage(t, None, &options).unwrap();
+                let query = index.law_query(t);
                 learned::AmongQuestion {
                     text: t,
                     vector: None,
-                    features: index.routing_features(&first, t),
+                    features: index.routing_features(&first, &query),
+                    query,
                     gold: vec![index.doc_of(0, 0).unwrap()],
                     gold_laws: vec![0],
                 }
