@@ -1,6 +1,7 @@
-//! `paragraf serve` as a process: its refusals at start-up, and the static-host configuration the docs give for
-//! nginx, run with Debian's nginx to check that it sends the headers that matter. (The site's own behaviour is
-//! tested in `crates/proxy/tests/http.rs`, and in a real browser in `web::paragraf_serve_…`.)
+//! `paragraf serve` as a process: its refusals at start-up, that a client hanging up does not end it, and the
+//! static-host configuration the docs give for nginx, run with Debian's nginx to check that it sends the headers
+//! that matter. (The site's own behaviour is tested in `crates/proxy/tests/http.rs`, and in a real browser in
+//! `web::paragraf_serve_…`.)
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -79,6 +80,49 @@ fn serve_refuses_unbuilt_folders_and_a_port_in_use() {
             "error: cannot listen on {port}: Address already in use (os error 98). Most likely another server (an earlier `paragraf serve` or `paragraf proxy`?) runs there: stop it, or choose another port with --bind"
         )
     );
+}
+
+/// A client that hangs up in the middle of an answer ends that connection only. The server's next write to the
+/// socket raises SIGPIPE (hyper writes a head and body with `writev`, which has no `MSG_NOSIGNAL`), and the CLI's
+/// default SIGPIPE disposition, right for `paragraf show … | head`, once ended the whole `paragraf serve` or
+/// `paragraf proxy` this way. Which write meets the closed socket depends on timing, so the signal is sent
+/// directly; the server must ignore it and answer the next request.
+#[test]
+fn serve_outlives_sigpipe_from_clients_that_hang_up() {
+    let dir = temp_dir();
+    site(dir.path());
+    let app = dir.path().join("dist");
+    let args = [
+        "serve",
+        app.to_str().unwrap(),
+        "--no-proxy",
+        "--bind",
+        "127.0.0.1:0",
+    ]
+    .map(String::from);
+    let mut server = crate::util::Server::spawn(&args, &[]);
+    let port = server.addr.port();
+    // A hang-up mid-answer, as a browser or script does (the answer's rest is never read).
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET /paragraf-web-dc55ed44f1ab0d6b_bg.wasm HTTP/1.1\r\nHost: localhost\r\nAccept-Encoding: gzip\r\n\r\n"
+    )
+    .unwrap();
+    stream.read_exact(&mut [0u8; 12]).unwrap();
+    drop(stream);
+    let signalled = Command::new("kill")
+        .args(["-s", "PIPE", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        server.child.try_wait().unwrap().is_none(),
+        "the server ended on SIGPIPE: {}",
+        server.stderr()
+    );
+    assert_eq!(head_of(port, "/").0, 200);
 }
 
 /// The status line and headers (lower-case names) of a GET with `Accept-Encoding: gzip`.

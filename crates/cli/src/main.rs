@@ -69,8 +69,10 @@ enum Command {
 }
 
 fn main() {
-    restore_default_sigpipe();
     let cli = Cli::parse();
+    if !cli.command.serves_http() {
+        restore_default_sigpipe();
+    }
     if let Err(error) = run(cli) {
         eprintln!("error: {}", describe(&error));
         std::process::exit(exit_code(&error));
@@ -130,6 +132,15 @@ const FAULTS: [FaultOf; 8] = [
     cmd::fault_of,
 ];
 
+impl Command {
+    /// The HTTP servers: a client that hangs up mid-answer makes a write to its socket fail with EPIPE, which ends
+    /// that one connection; with SIGPIPE's default disposition it would end the whole server. (`paragraf mcp`
+    /// writes to stdout only, and ends with its client like any other tool in a pipe.)
+    fn serves_http(&self) -> bool {
+        matches!(self, Command::Proxy(_) | Command::Serve(_))
+    }
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Corpus { command, dir } => cmd::corpus::run(command, &dir),
@@ -151,10 +162,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// Rust ignores SIGPIPE, so `paragraf corpus show BGB "§ 1" | head` would panic on a closed pipe; behave like
-/// every other Unix tool and end quietly instead.
+/// every other Unix tool and end quietly instead. Not for the servers ([`Command::serves_http`]).
 fn restore_default_sigpipe() {
     #[cfg(unix)]
-    // SAFETY: called once at start-up before any threads exist; SIG_DFL is a valid disposition for SIGPIPE.
+    // SAFETY: called once at start-up (after parsing the arguments, which starts no thread) before any threads
+    // exist; SIG_DFL is a valid disposition for SIGPIPE.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
