@@ -1970,6 +1970,20 @@ fn one_search_over_all_laws_with_a_set_of_laws_in_the_url() {
         t.contains("Treffer in 32 Gesetzen")
     });
     assert!(meta.contains("BM25"), "{meta}");
+    // Routed as `paragraf search` routes (the laws' text included, from the head): the same sections in the
+    // same order.
+    let cli_hits: Vec<(String, String)> = cli["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["law"].as_str().unwrap().to_owned(),
+                h["designation"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(hits(&browser), cli_hits, "{question}");
     let shards: usize = browser
         .script(
             "return document.getElementById('result-meta').dataset.shards",

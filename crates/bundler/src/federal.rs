@@ -33,7 +33,7 @@ pub struct FederalSummary {
     /// Sections cited by another law.
     pub cited_sections: usize,
     /// Bytes of the head's parts ([`FederalHead::part_bytes`]).
-    pub parts: [(&'static str, usize); 3],
+    pub parts: [(&'static str, usize); 4],
     /// Seconds to read the laws.
     pub seconds_reading: f64,
     /// Seconds to index them and write the files.

@@ -471,22 +471,60 @@ impl LawFinder {
     }
 
     fn catalogue<'a>(laws: impl Iterator<Item = CatalogueEntry<'a>>) -> LawFinder {
-        let (mut keys, mut lower, mut titles, mut prior, mut docs) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut names, mut docs) = (Vec::new(), Vec::new());
         for l in laws {
-            keys.push(key(l.law));
-            lower.push(l.law.to_lowercase());
-            titles.push(l.title.to_lowercase());
-            prior.push((std::f32::consts::E + l.sections as f32).ln().sqrt());
             docs.push(format!("{}\n{}\n{}", l.law, l.title, l.topics.join("\n")));
+            names.push((l.law, l.title, l.sections));
+        }
+        let bm25 = Bm25Index::build(&docs, AnalyzerConfig::default(), FINDER_BM25);
+        LawFinder::with_index(names, bm25)
+    }
+
+    /// A finder over laws given by abbreviation, title and active sections, with the BM25 index of their
+    /// abbreviations, titles and topics that another finder over the same laws made ([`LawFinder::index`]; the
+    /// index across laws carries it, so that the browser routes by the laws' text without indexing it).
+    pub(crate) fn with_index<'a>(
+        laws: impl IntoIterator<Item = (&'a str, &'a str, usize)>,
+        bm25: Bm25Index,
+    ) -> LawFinder {
+        let (mut keys, mut lower, mut titles, mut prior) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (law, title, sections) in laws {
+            keys.push(key(law));
+            lower.push(law.to_lowercase());
+            titles.push(title.to_lowercase());
+            prior.push((std::f32::consts::E + sections as f32).ln().sqrt());
         }
         LawFinder {
             keys,
             lower,
             titles,
             prior,
-            bm25: Bm25Index::build(&docs, AnalyzerConfig::default(), FINDER_BM25),
+            bm25,
         }
+    }
+
+    /// Its BM25 index of the laws' abbreviations, titles and topics, one document per law.
+    pub(crate) fn index(&self) -> &Bm25Index {
+        &self.bm25
+    }
+
+    /// Checks an index for [`LawFinder::with_index`] over `laws` laws: well-formed, one document per law, made
+    /// with the finder's analyzer and BM25 parameters.
+    pub(crate) fn check_index(bm25: &Bm25Index, laws: usize) -> Result<(), String> {
+        bm25.check().map_err(|e| e.to_string())?;
+        if bm25.len() != laws {
+            return Err(format!(
+                "the law-text index has {} documents for {laws} laws",
+                bm25.len()
+            ));
+        }
+        if bm25.analyzer() != AnalyzerConfig::default() || bm25.params() != FINDER_BM25 {
+            return Err(
+                "the law-text index has other analyzer settings or BM25 parameters than the finder's".into(),
+            );
+        }
+        Ok(())
     }
 
     /// The best `k` laws for `query`, best first.

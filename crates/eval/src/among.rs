@@ -195,28 +195,31 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
         _ => None,
     };
     // What the browser searches: the same sections, product-quantized vectors, postings in shards, routed by a
-    // router over the catalogue (abbreviations, titles, sizes, the laws each cites or names: no headings).
+    // router over the catalogue (abbreviations, titles, sizes, the laws each cites or names) with the head's
+    // index of the laws' text.
     let browser_files = FederalHead::build(&parts(laws), SHARD_BYTES)?;
     let law_refs: Vec<&Law> = laws.iter().map(|(law, _)| law).collect();
     let signals = law_signals(&law_refs);
-    let browser_router =
-        Router::of_catalogue(law_refs.iter().zip(&signals.laws).zip(&signals.refers).map(
-            |((law, s), refers)| {
-                CatalogueLaw {
-                    law: &law.abbreviation,
-                    title: &law.title,
-                    short_title: &law.short_title,
-                    sections: s.sections,
-                    refers: refers
-                        .iter()
-                        .map(|&l| law_refs[l as usize].abbreviation.as_str())
-                        .collect(),
-                }
-            },
-        ));
+    let browser_router = Router::of_catalogue(
+        law_refs
+            .iter()
+            .zip(&signals.laws)
+            .zip(&signals.refers)
+            .map(|((law, s), refers)| CatalogueLaw {
+                law: &law.abbreviation,
+                title: &law.title,
+                short_title: &law.short_title,
+                sections: s.sections,
+                refers: refers
+                    .iter()
+                    .map(|&l| law_refs[l as usize].abbreviation.as_str())
+                    .collect(),
+            }),
+        Some(browser_files.head.law_text_index()),
+    );
     let own_name = own.map(|o| laws[o].0.abbreviation.as_str());
     let mut markdown = format!(
-        "# {} questions among {} laws ({} sections)\n\n{} questions ({} gold ids could not be placed: misses); Recall@10 [95 % bootstrap CI]; \"routed\": law routing with {}; p: paired permutation test ({rounds} rounds, seed {seed}). \"law first\": the top hit's law is a gold law; \"law in top 3\": a gold law among the laws of the first three hits. \"Browser layout\": as the app searches (product-quantized vectors, sharded postings, routed with the shipped weights by a router over the catalogue: the laws' names, kinds, sizes and the laws each cites or names, no law-text ranking).\n\n| mode | {} | among all, unrouted | routed | Δ routed, p | law first (unrouted → routed) | law in top 3 (routed) | law first by its text / by agreement alone | browser layout (the app's routing) | laws of the other top hits (routed) |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "# {} questions among {} laws ({} sections)\n\n{} questions ({} gold ids could not be placed: misses); Recall@10 [95 % bootstrap CI]; \"routed\": law routing with {}; p: paired permutation test ({rounds} rounds, seed {seed}). \"law first\": the top hit's law is a gold law; \"law in top 3\": a gold law among the laws of the first three hits. \"Browser layout\": as the app searches (product-quantized vectors, sharded postings, routed with the shipped weights by a router over the catalogue: the laws' names, kinds, sizes and the laws each cites or names, and the head's index of the laws' text).\n\n| mode | {} | among all, unrouted | routed | Δ routed, p | law first (unrouted → routed) | law in top 3 (routed) | law first by its text / by agreement alone | browser layout (the app's routing) | laws of the other top hits (routed) |\n|---|---|---|---|---|---|---|---|---|---|\n",
         own_name.unwrap_or("cross-law"),
         laws.len(),
         among.len(),

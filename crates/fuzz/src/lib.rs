@@ -199,14 +199,18 @@ pub fn federal_files(head: &[u8], shards: &[&[u8]], vectors: &[u8]) -> bool {
     // A question of the vectors' width, so that any accepted file is searched.
     let dim = vectors.as_ref().map_or(384, |v| v.dim());
     let vector: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.37).sin()).collect();
-    // Routed as the browser routes: a router over the head's laws, their abbreviations for titles.
-    let router = Router::of_catalogue(head.laws().iter().map(|l| CatalogueLaw {
-        law: l,
-        title: l,
-        short_title: "",
-        sections: 1,
-        refers: Vec::new(),
-    }));
+    // Routed as the browser routes: a router over the head's laws, their abbreviations for titles, with the
+    // head's index of the laws' text.
+    let router = Router::of_catalogue(
+        head.laws().iter().map(|l| CatalogueLaw {
+            law: l,
+            title: l,
+            short_title: "",
+            sections: 1,
+            refers: Vec::new(),
+        }),
+        Some(head.law_text_index()),
+    );
     for mode in [Mode::Bm25, Mode::Hybrid, Mode::Dense] {
         let options = SearchOptions {
             mode,

@@ -47,7 +47,7 @@ impl LoadedFederal {
         match &*cached {
             Some((made_for, router)) if Rc::ptr_eq(made_for, manifest) => router.clone(),
             _ => {
-                let router = Rc::new(Router::of_catalogue(self.head.laws().iter().map(|l| {
+                let listed = self.head.laws().iter().map(|l| {
                     catalogue
                         .get(l.as_str())
                         .map_or(CatalogueLaw::default(), |e| CatalogueLaw {
@@ -57,7 +57,9 @@ impl LoadedFederal {
                             sections: e.sections as u32,
                             refers: e.refers.iter().map(String::as_str).collect(),
                         })
-                })));
+                });
+                let law_text = Some(self.head.law_text_index());
+                let router = Rc::new(Router::of_catalogue(listed, law_text));
                 *cached = Some((manifest.clone(), router.clone()));
                 router
             }
@@ -309,7 +311,7 @@ pub async fn run_federal_search(
         ..defaults
     };
     // Routed by law as `paragraf search` routes, with what the catalogue says of each law (a law it no longer
-    // lists has no name); made again when the catalogue changes.
+    // lists has no name) and the head's index of the laws' text; made again when the catalogue changes.
     let router = federal.router_for(&manifest, &catalogue);
     // The law the question names: among all laws the router's, among a chosen set that set's own (a word may
     // name one law of the set and several of the catalogue).

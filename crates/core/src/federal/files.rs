@@ -6,7 +6,9 @@
 //!
 //! - **One head file** (`federal.<hash>.pgb`, magic `PGRF-FHD`): the laws and, per section, its law and
 //!   designation (enough to show a result before any law text is fetched); and the BM25 dictionary (vocabulary
-//!   with frequencies and document lengths: the query's lexicon for decompounding and the idf of every term).
+//!   with frequencies and document lengths: the query's lexicon for decompounding and the idf of every term);
+//!   and the law finder's index of each law's abbreviation, title and headings, which law routing ranks the
+//!   laws' text with (in the page, indexing it would take seconds: it is built with the head instead).
 //! - **Posting shards** (`federal-postings-<n>.<hash>.pgb`, magic `PGRF-FPS`): the postings of contiguous term
 //!   ranges, about [`SHARD_BYTES`] each. A question fetches only the shards of its own terms.
 //! - **One vectors file** (`federal-vectors.<hash>.pgb`, magic `PGRF-FVQ`): every section vector rotated and
@@ -25,7 +27,7 @@ use super::{rank, FederalHit, FederalIndex, FederalLaw};
 use crate::routing_weights::RoutingWeights;
 use paragraf_engine::{EngineError, Mode, SearchOptions};
 use paragraf_format::frame::{BundleError, FileKind};
-use paragraf_index::bm25::{top_k, Bm25Dictionary, PostingShard};
+use paragraf_index::bm25::{top_k, Bm25Dictionary, Bm25Index, PostingShard};
 use paragraf_index::vectors::VectorStore;
 use paragraf_index::{Hit, TopK};
 
@@ -46,7 +48,7 @@ pub(crate) const REBUILD_FEDERAL: &str = "Rebuild the index across laws with `pa
 
 /// The head file.
 pub const HEAD: FileKind =
-    FileKind::new(b"PGRF-FHD", "federal index", 3, 2).remedy(REBUILD_FEDERAL);
+    FileKind::new(b"PGRF-FHD", "federal index", 4, 4).remedy(REBUILD_FEDERAL);
 /// Magic of the head file while it still held the section vectors: recognised, to say what to do.
 const OLD_HEAD_MAGIC: &[u8; 8] = b"PGRF-FED";
 /// A posting shard.
@@ -491,6 +493,9 @@ pub struct FederalHead {
     dictionary: Bm25Dictionary,
     /// First term of each posting shard.
     shard_starts: Vec<u32>,
+    /// The law finder's index of the laws' abbreviations, titles and topics, one document per law
+    /// ([`Router::law_text_index`]).
+    law_text: Bm25Index,
     /// CRC-32 of the encoded head (not stored: the file's header carries it), which its vectors file names.
     #[serde(skip)]
     checksum: u32,
@@ -504,7 +509,7 @@ impl FederalHead {
             docs,
             bm25,
             vectors,
-            router: _,
+            router,
             learned: _,
         } = FederalIndex::new(laws)?;
         let mut law_starts = Vec::with_capacity(laws.len() + 1);
@@ -529,6 +534,10 @@ impl FederalHead {
             docs: heads,
             dictionary,
             shard_starts: shards.iter().map(|s| s.first_term).collect(),
+            law_text: router
+                .law_text_index()
+                .expect("a router over the laws themselves indexes their text")
+                .clone(),
             checksum: 0,
         };
         head.checksum =
@@ -617,7 +626,8 @@ impl FederalHead {
         if !starts_ok {
             return corrupt("the posting shards do not partition the vocabulary");
         }
-        Ok(())
+        crate::finder::LawFinder::check_index(&self.law_text, self.laws.len())
+            .map_err(FederalFileError::Corrupt)
     }
 
     /// A posting shard as a file.
@@ -668,14 +678,22 @@ impl FederalHead {
         Ok((first, end))
     }
 
-    /// Encoded bytes of the head's parts (laws, section designations, BM25 dictionary), for reports.
-    pub fn part_bytes(&self) -> [(&'static str, usize); 3] {
+    /// Encoded bytes of the head's parts (laws, section designations, BM25 dictionary, the laws' text index),
+    /// for reports.
+    pub fn part_bytes(&self) -> [(&'static str, usize); 4] {
         let size = |value: &dyn erased::Sized| value.bytes();
         [
             ("laws", size(&(&self.laws, &self.law_starts))),
             ("designations", size(&self.docs)),
             ("dictionary", size(&self.dictionary)),
+            ("law text", size(&self.law_text)),
         ]
+    }
+
+    /// The law finder's index of the laws' abbreviations, titles and topics, for a router over the catalogue
+    /// ([`Router::of_catalogue`]).
+    pub fn law_text_index(&self) -> &Bm25Index {
+        &self.law_text
     }
 
     /// Laws (abbreviations) in index order; [`FederalHit::law`] indexes this.
@@ -841,6 +859,49 @@ impl FederalHead {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_head_is_refused_when_its_law_text_index_does_not_fit_its_laws_or_it_is_older() {
+        let (a, b) = (
+            crate::federal::tests::law("A", &["Der Mieter zahlt."]),
+            crate::federal::tests::law("B", &["Die Steuer ist fällig."]),
+        );
+        let parts = [&a, &b].map(|law| FederalLaw {
+            law,
+            sections: None,
+        });
+        let mut head = FederalHead::build(&parts, SHARD_BYTES).unwrap().head;
+        assert_eq!(head.law_text_index().len(), 2);
+        let message = |head: &FederalHead| {
+            FederalHead::from_bytes(&head.to_bytes())
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        };
+        let mut old = head.to_bytes();
+        old[8..12].copy_from_slice(&3u32.to_le_bytes());
+        assert_eq!(
+            FederalHead::from_bytes(&old).map(|_| ()).unwrap_err().to_string(),
+            "federal index format version 3 is older than this Paragraf reads (4 to 4). Rebuild the index across laws with `paragraf federal`"
+        );
+        let finder = |docs: &[&str], b: f32| {
+            Bm25Index::build(
+                docs,
+                paragraf_law::analyzer::AnalyzerConfig::default(),
+                paragraf_index::bm25::Bm25Params { k1: 1.2, b },
+            )
+        };
+        head.law_text = finder(&["A"], 0.0);
+        assert_eq!(
+            message(&head),
+            "the federal index is inconsistent: the law-text index has 1 documents for 2 laws. Rebuild it with `paragraf federal`"
+        );
+        head.law_text = finder(&["A", "B"], 0.75);
+        assert_eq!(
+            message(&head),
+            "the federal index is inconsistent: the law-text index has other analyzer settings or BM25 parameters than the finder's. Rebuild it with `paragraf federal`"
+        );
+    }
 
     #[test]
     fn the_eigen_solver_finds_the_axes_of_a_known_matrix() {

@@ -457,14 +457,15 @@ fn store_dim(store: &VectorStore) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use paragraf_engine::bundle::{Piece, Producer, Unit};
     use paragraf_law::{Section, Span, Subsection};
     use routing::CatalogueLaw;
 
     /// A law whose sections are `texts` (`§ 1`, `§ 2`, ...), one Absatz each.
-    fn law(abbreviation: &str, texts: &[&str]) -> Law {
+    /// A law of one section per text, without headings.
+    pub(crate) fn law(abbreviation: &str, texts: &[&str]) -> Law {
         Law {
             abbreviation: abbreviation.into(),
             slug: abbreviation.to_lowercase(),
@@ -1000,8 +1001,8 @@ mod tests {
             .map(|(i, b)| head.shard_from_bytes(i as u32, b).unwrap())
             .collect();
         let all = |n: u32| loaded.get(n as usize);
-        // The browser routes with a router over the catalogue, which has no law-text ranking: as the index
-        // routes with that feature's weight 0.
+        // The browser routes with a router over the catalogue and the head's index of the laws' text: as the
+        // index routes, every feature included.
         let listed = |law| CatalogueLaw {
             law,
             title: law,
@@ -1009,17 +1010,12 @@ mod tests {
             sections: 2,
             refers: Vec::new(),
         };
-        let router = Router::of_catalogue([listed("MietG"), listed("StG")]);
+        let router = Router::of_catalogue(
+            [listed("MietG"), listed("StG")],
+            Some(head.law_text_index()),
+        );
         let in_the_browser = |text: &str, v: Option<&[f32]>, options: &SearchOptions| {
-            if !options.route_laws {
-                return index.search(text, v, options).unwrap().0;
-            }
-            let weights = RoutingWeights {
-                law_text: 0.0,
-                ..RoutingWeights::DEFAULT
-            };
-            let first = index.first_stage(text, v, options).unwrap();
-            index.route(&first, text, &weights, options.section_k)
+            index.search(text, v, options).unwrap().0
         };
         for ((text, vector, mode), route_laws) in [
             ("Steuer jährlich", None, Mode::Bm25),
@@ -1082,6 +1078,7 @@ mod tests {
         let text = "Der Mieter zahlt die Miete nach dem StG";
         let terms = head.query_terms(text);
         let query = router.ask(text);
+        assert_eq!(query.text_ranking, [1], "the StG by its text");
         let top_law = |route_laws: bool| {
             let options = SearchOptions {
                 mode: Mode::Bm25,
@@ -1133,7 +1130,7 @@ mod tests {
             "{hits:?}"
         );
         // A router made for other laws is refused.
-        let other_router = Router::of_catalogue([listed("MietG")]);
+        let other_router = Router::of_catalogue([listed("MietG")], None);
         assert_eq!(
             head.search(
                 &terms,

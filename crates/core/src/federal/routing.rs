@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::finder::{cited_law_index, LawFinder, LawNames};
 use crate::routing_weights::RoutingWeights;
 use paragraf_engine::SearchOptions;
+use paragraf_index::bm25::Bm25Index;
 use paragraf_index::Hit;
 use paragraf_law::{Law, RefTarget};
 use paragraf_stats::rng::SplitMix64;
@@ -500,7 +501,7 @@ pub struct LawQuery {
 /// The laws' signals and the law-text ranking: what routing needs besides the first stage.
 pub struct Router {
     signals: Vec<LawSignals>,
-    /// The law-text ranking (none in a router over a catalogue).
+    /// The law-text ranking (none in a router over a catalogue without the laws' text index).
     finder: Option<LawFinder>,
     /// The laws' names, for the law a question names.
     names: LawNames,
@@ -528,10 +529,14 @@ impl Router {
     }
 
     /// A router over a catalogue of laws ([`CatalogueLaw`]s, as the manifest lists them) without their text:
-    /// what the browser has before any law is loaded. It has no law-text ranking (that feature is 0: indexing
-    /// 6,877 titles takes 0.2 s natively and a 1.5 s task in the browser, for +0.015 Recall@10 on the project's
-    /// cross-law test half; docs/all-laws.md).
-    pub fn of_catalogue<'a>(laws: impl IntoIterator<Item = CatalogueLaw<'a>>) -> Router {
+    /// what the browser has before any law is loaded. Its law-text ranking searches `law_text`, the index of the
+    /// laws' abbreviations, titles and topics that the index across laws carries ([`Router::law_text_index`]
+    /// of a router over the laws themselves; indexing it takes 0.6 s natively and seconds in the page); without
+    /// it, that feature is 0.
+    pub fn of_catalogue<'a>(
+        laws: impl IntoIterator<Item = CatalogueLaw<'a>>,
+        law_text: Option<&Bm25Index>,
+    ) -> Router {
         let laws: Vec<CatalogueLaw> = laws.into_iter().collect();
         let index: HashMap<&str, u32> = laws
             .iter()
@@ -554,9 +559,20 @@ impl Router {
                     .map(|l| (LawKind::of(l.law, l.title), l.sections)),
                 refers,
             ),
-            None,
+            law_text.map(|index| {
+                LawFinder::with_index(
+                    laws.iter().map(|l| (l.law, l.title, l.sections as usize)),
+                    index.clone(),
+                )
+            }),
             LawNames::new(laws.iter().map(|l| (l.law, l.title, l.short_title))),
         )
+    }
+
+    /// The index its law-text ranking searches (one document per law: abbreviation, title, topics); a router
+    /// over a catalogue without one has none.
+    pub fn law_text_index(&self) -> Option<&Bm25Index> {
+        self.finder.as_ref().map(LawFinder::index)
     }
 
     /// How many laws it routes among (indices as in the index across laws it was made for).
@@ -932,11 +948,14 @@ mod tests {
             refers,
         };
         // Repeats count once; a law the catalogue lacks, or the law itself, not at all.
-        let router = Router::of_catalogue([
-            law("A", vec!["B", "X", "B"]),
-            law("B", vec!["B"]),
-            law("C", vec!["B", "A"]),
-        ]);
+        let router = Router::of_catalogue(
+            [
+                law("A", vec!["B", "X", "B"]),
+                law("B", vec!["B"]),
+                law("C", vec!["B", "A"]),
+            ],
+            None,
+        );
         assert_eq!(router.refers, [vec![1], vec![], vec![0, 1]]);
         assert_eq!(
             router
