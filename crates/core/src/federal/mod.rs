@@ -463,8 +463,7 @@ pub(crate) mod tests {
     use paragraf_law::{Section, Span, Subsection};
     use routing::CatalogueLaw;
 
-    /// A law whose sections are `texts` (`§ 1`, `§ 2`, ...), one Absatz each.
-    /// A law of one section per text, without headings.
+    /// A law whose sections are `texts` (`§ 1`, `§ 2`, ...), one Absatz each, without headings.
     pub(crate) fn law(abbreviation: &str, texts: &[&str]) -> Law {
         Law {
             abbreviation: abbreviation.into(),
