@@ -1,6 +1,7 @@
 //! The weights of law routing ([`crate::federal::routing`]): plain data, also recorded in `manifest.json` (`learned.routing`),
 //! so the manifest reads them without the routing that uses them.
 
+use paragraf_engine::Mode;
 use serde::{Deserialize, Serialize};
 
 /// The weights of the routed score (see [`Features`](crate::federal::routing::Features)); all 0 or more.
@@ -12,6 +13,9 @@ pub struct RoutingWeights {
     pub within_law: f32,
     /// The law's rank in the law-text ranking.
     pub law_text: f32,
+    /// The law's rank by how close its sections' mean vector is to the question's.
+    #[serde(default)]
+    pub law_dense: f32,
     /// The law's share of the first stage's ranking.
     pub agreement: f32,
     /// The share of the first stage's ranking that falls into laws citing or naming the law.
@@ -47,6 +51,7 @@ impl RoutingWeights {
         global: 1.0,
         within_law: 0.0,
         law_text: 0.0,
+        law_dense: 0.0,
         agreement: 0.0,
         referred: 0.0,
         named: 0.0,
@@ -59,13 +64,14 @@ impl RoutingWeights {
         vote_dense: 0.0,
     };
 
-    /// The weights the app, `paragraf search` and MCP route with: fit on the tuning half of
+    /// The weights the app, `paragraf search` and MCP route a BM25 search with: fit on the tuning half of
     /// `tests/data/lay-questions-federal-tune.json` over all 6,877 laws, BM25
     /// (`paragraf eval --among <all laws> --questions … --fit-routing`, docs/all-laws.md, "Which law?").
-    pub const DEFAULT: RoutingWeights = RoutingWeights {
+    pub const BM25: RoutingWeights = RoutingWeights {
         global: 1.0,
         within_law: 0.5,
         law_text: 0.2,
+        law_dense: 0.0,
         agreement: 0.2,
         referred: 0.5,
         named: 0.5,
@@ -77,6 +83,52 @@ impl RoutingWeights {
         vote_lexical: 0.0,
         vote_dense: 0.0,
     };
+
+    /// The weights a hybrid search is routed with: fit as [`RoutingWeights::BM25`], with the e5 vectors of all
+    /// laws, in hybrid mode (docs/all-laws.md, "Routing by the laws' vectors").
+    pub const HYBRID: RoutingWeights = RoutingWeights {
+        global: 1.0,
+        within_law: 0.1,
+        law_text: 0.1,
+        law_dense: 0.5,
+        agreement: 0.3,
+        referred: 0.1,
+        named: 0.75,
+        coverage: 0.2,
+        cited_by: 0.0,
+        size: 0.05,
+        kind: [0.2, 0.3, 0.05, 0.0, 0.0, 0.0, 0.0],
+        prior: 0.0,
+        vote_lexical: 0.0,
+        vote_dense: 0.0,
+    };
+
+    /// The weights a dense search is routed with: fit as [`RoutingWeights::HYBRID`], in dense mode.
+    pub const DENSE: RoutingWeights = RoutingWeights {
+        global: 1.0,
+        within_law: 0.75,
+        law_text: 0.0,
+        law_dense: 0.05,
+        agreement: 0.05,
+        referred: 0.0,
+        named: 0.1,
+        coverage: 0.0,
+        cited_by: 0.0,
+        size: 0.0,
+        kind: [0.0; 7],
+        prior: 0.0,
+        vote_lexical: 0.0,
+        vote_dense: 0.0,
+    };
+
+    /// The weights a search that ran in `mode` is routed with.
+    pub fn shipped(mode: Mode) -> RoutingWeights {
+        match mode {
+            Mode::Bm25 => RoutingWeights::BM25,
+            Mode::Hybrid => RoutingWeights::HYBRID,
+            Mode::Dense => RoutingWeights::DENSE,
+        }
+    }
 
     /// These weights with the learned signals' weights (prior and votes) scaled by `factor` (0..1), as
     /// [`paragraf_engine::learning::Weights::shrunk`] does for one law.
@@ -95,6 +147,7 @@ impl RoutingWeights {
             self.global,
             self.within_law,
             self.law_text,
+            self.law_dense,
             self.agreement,
             self.referred,
             self.named,

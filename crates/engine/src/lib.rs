@@ -239,7 +239,7 @@ pub struct SearchOptions {
     /// Rank with what was learned from past questions when the law has it ([`LawIndex::with_learning`],
     /// [`crate::learning`]; true). Off: the unlearned ranking, to compare.
     pub learning: bool,
-    /// Across laws: decide the law first (`paragraf_core::federal::routing`, `paragraf_core::routing_weights::RoutingWeights::DEFAULT`;
+    /// Across laws: decide the law first (`paragraf_core::federal::routing`, `paragraf_core::routing_weights::RoutingWeights::shipped`;
     /// true). Off: the first stage's ranking across laws as it is, to compare.
     pub route_laws: bool,
 }

@@ -50,7 +50,9 @@ pub struct Measured {
 pub enum Routing {
     /// Fit on the questions evaluated (the tuning half; in-sample).
     Fit,
-    /// These (the shipped ones, or `--routing-weights`).
+    /// The shipped ones of each mode ([`RoutingWeights::shipped`]).
+    Shipped,
+    /// These, in every mode (`--routing-weights`).
     Given(RoutingWeights),
 }
 
@@ -227,7 +229,7 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
         gold.warnings.iter().filter(|w| !matches!(w, GoldWarning::Resolved { .. })).count(),
         match routing {
             Routing::Fit => "weights fit on these questions (in-sample)".to_string(),
-            Routing::Given(w) if w == RoutingWeights::DEFAULT => "the shipped weights".to_string(),
+            Routing::Shipped => "the shipped weights of each mode".to_string(),
             Routing::Given(w) => format!("the weights `{}`", weights_json(&w)),
         },
         own_name.map_or("alone".to_string(), |o| format!("{o} alone")),
@@ -251,7 +253,11 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
             .enumerate()
             .map(|(i, text)| among.first_stage(text, vector(i), &options))
             .collect::<Result<_, _>>()?;
-        let queries: Vec<LawQuery> = texts.iter().map(|t| among.law_query(t)).collect();
+        let queries: Vec<LawQuery> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| among.law_query(t, vector(i).filter(|_| first[i].mode != Mode::Bm25)))
+            .collect();
         let features: Vec<Vec<Features>> = first
             .iter()
             .zip(&queries)
@@ -271,10 +277,11 @@ pub fn measure(setup: Setup, progress: &mut dyn FnMut(AmongEvent)) -> Result<Mea
                         gold_laws: gold.laws(q),
                     })
                     .collect();
-                let w = routing::fit(&examples);
+                let w = routing::fit(&examples, RoutingWeights::shipped(mode));
                 fitted.push((mode, w));
                 w
             }
+            Routing::Shipped => RoutingWeights::shipped(mode),
             Routing::Given(w) => w,
         };
         // Which law each signal alone would put first: the law-text ranking's, the agreement's.
@@ -612,13 +619,14 @@ pub fn across_questions<'a>(
     vectors: Option<&'a [Vec<f32>]>,
     options: &SearchOptions,
 ) -> Result<Vec<AmongQuestion<'a>>, EngineError> {
-    let queries: Vec<LawQuery> = texts.iter().map(|t| among.law_query(t)).collect();
+    let mut queries: Vec<LawQuery> = Vec::with_capacity(texts.len());
     let features: Vec<Vec<Features>> = texts
         .iter()
         .enumerate()
         .map(|(q, text)| {
             let vector = vectors.map(|v| v[q].as_slice());
             let first = among.first_stage(text, vector, options)?;
+            queries.push(among.law_query(text, vector.filter(|_| first.mode != Mode::Bm25)));
             Ok(among.routing_features(&first, &queries[q]))
         })
         .collect::<Result<_, EngineError>>()?;

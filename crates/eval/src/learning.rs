@@ -533,7 +533,7 @@ pub fn among_questions<'a>(
         .enumerate()
         .map(|(q, text)| {
             let first = among.first_stage(text, vector(q), options)?;
-            let query = among.law_query(text);
+            let query = among.law_query(text, vector(q).filter(|_| first.mode != Mode::Bm25));
             Ok(AmongQuestion {
                 text,
                 vector: vector(q),
@@ -608,14 +608,14 @@ impl AcrossLaws<'_> {
             vectors,
             folds,
             seed,
-            RoutingWeights::DEFAULT,
+            RoutingWeights::BM25,
             shrink,
             100,
             progress,
         );
         let without: Vec<Vec<Hit>> = questions
             .iter()
-            .map(|q| routing::routed(&q.features, &RoutingWeights::DEFAULT, 100))
+            .map(|q| routing::routed(&q.features, &RoutingWeights::BM25, 100))
             .collect();
         let mean_at = |rankings: &[Vec<Hit>], k: usize| {
             (0..questions.len())
@@ -640,7 +640,7 @@ impl AcrossLaws<'_> {
             &prepared.labelled,
             &members,
             across,
-            RoutingWeights::DEFAULT,
+            RoutingWeights::BM25,
             shrink,
         );
         LearnedRouting { weights, cv }

@@ -139,7 +139,7 @@ pub struct EvalArgs {
     #[arg(long, value_name = "SOURCE")]
     among: Option<PathBuf>,
     /// With --among: fit the law-routing weights on these questions (the tuning half) and report with them
-    /// (in-sample); the weights are printed for `RoutingWeights::DEFAULT`.
+    /// (in-sample); the weights are printed per mode, for `RoutingWeights::shipped`.
     #[arg(long, requires = "among")]
     fit_routing: bool,
     /// With --among: route with these weights (JSON, as --fit-routing prints them) instead of the shipped ones.
@@ -206,7 +206,7 @@ fn eval_among(args: &EvalArgs, among: &Path, questions: &[Question]) -> Result<(
         match (args.fit_routing, args.routing_weights) {
             (true, _) => Routing::Fit,
             (false, Some(weights)) => Routing::Given(weights),
-            (false, None) => Routing::Given(RoutingWeights::DEFAULT),
+            (false, None) => Routing::Shipped,
         },
         match (args.learn_per_fold, args.no_learning) {
             (true, _) => LearningChoice::PerFold {

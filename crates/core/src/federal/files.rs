@@ -22,7 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::routing::{first_stage_options, LawQuery, Router};
+use super::routing::{first_stage_options, LawQuery, LawVectors, Router};
 use super::{rank, FederalHit, FederalIndex, FederalLaw};
 use crate::routing_weights::RoutingWeights;
 use paragraf_engine::{EngineError, Mode, SearchOptions};
@@ -443,6 +443,9 @@ pub struct FederalVectors {
     /// CRC-32 of the payload of the head it was built with ([`FederalHead::checksum`]).
     head: u32,
     quantized: QuantizedVectors,
+    /// Each law's mean coded vector, in the rotated space (made on reading, from the head's law ranges).
+    #[serde(skip)]
+    law_means: LawVectors,
 }
 
 impl FederalVectors {
@@ -464,6 +467,35 @@ impl FederalVectors {
     /// Sections with a vector.
     pub fn len(&self) -> usize {
         self.quantized.rows.len()
+    }
+
+    /// The laws closest to the question's `vector` by their mean section vectors ([`LawVectors::ranking`]).
+    pub fn law_ranking(&self, vector: &[f32]) -> Vec<usize> {
+        let q = &self.quantized;
+        if vector.len() != q.dim as usize {
+            return Vec::new();
+        }
+        self.law_means
+            .ranking(&rotate(&q.rotation, q.dim as usize, vector))
+    }
+
+    /// With each law's mean vector, summed from the codes (`law_of`: a document's law, `laws` laws in all).
+    fn with_law_means(mut self, laws: usize, law_of: impl Fn(u32) -> u32) -> Self {
+        let q = &self.quantized;
+        let (subspaces, centroids) = (q.subspaces(), q.centroids as usize);
+        let dim = subspaces * SUB_DIM;
+        let mut sums = vec![0.0f32; laws * dim];
+        for (codes, &doc) in q.codes.chunks_exact(subspaces).zip(&q.rows) {
+            let sum = &mut sums[law_of(doc) as usize * dim..][..dim];
+            for (j, &c) in codes.iter().enumerate() {
+                let centroid = &q.codebook[(j * centroids + c as usize) * SUB_DIM..][..SUB_DIM];
+                for (s, x) in sum[j * SUB_DIM..][..SUB_DIM].iter_mut().zip(centroid) {
+                    *s += x;
+                }
+            }
+        }
+        self.law_means = LawVectors::of_sums(dim, sums);
+        self
     }
 
     /// Whether no section has a vector.
@@ -510,6 +542,7 @@ impl FederalHead {
             bm25,
             vectors,
             router,
+            law_vectors: _,
             learned: _,
         } = FederalIndex::new(laws)?;
         let mut law_starts = Vec::with_capacity(laws.len() + 1);
@@ -542,9 +575,13 @@ impl FederalHead {
         };
         head.checksum =
             crc32fast::hash(&postcard::to_allocvec(&head).expect("bundle types always serialise"));
-        let vectors = vectors.map(|(store, rows, model)| FederalVectors {
-            head: head.checksum,
-            quantized: QuantizedVectors::from_store(&store, rows, model),
+        let vectors = vectors.map(|(store, rows, model)| {
+            FederalVectors {
+                head: head.checksum,
+                quantized: QuantizedVectors::from_store(&store, rows, model),
+                law_means: LawVectors::default(),
+            }
+            .with_law_means(head.laws.len(), |doc| head.law_of(doc))
         });
         Ok(FederalFiles {
             head,
@@ -585,7 +622,7 @@ impl FederalHead {
                 "the section vectors do not fit the documents".into(),
             ));
         }
-        Ok(vectors)
+        Ok(vectors.with_law_means(self.laws.len(), |doc| self.law_of(doc)))
     }
 
     fn check(&self) -> Result<(), FederalFileError> {
@@ -735,6 +772,11 @@ impl FederalHead {
             .collect()
     }
 
+    /// The law of document `doc` (one the head holds).
+    fn law_of(&self, doc: u32) -> u32 {
+        (self.law_starts.partition_point(|&s| s <= doc) - 1) as u32
+    }
+
     fn shard_of(&self, term: u32) -> u32 {
         (self.shard_starts.partition_point(|&s| s <= term) - 1) as u32
     }
@@ -756,7 +798,7 @@ impl FederalHead {
     /// embedded with [`FederalVectors::model`]), in `options.mode`; BM25 without them. `shard(n)` gives loaded
     /// posting shards: every shard [`FederalHead::shards_for`] names must be there. With `routing` (a router
     /// over this head's laws and the question asked of it) and `options.route_laws`, the first stage goes
-    /// [`super::routing::ROUTING_DEPTH`] deep and is routed by law with [`RoutingWeights::DEFAULT`], as
+    /// [`super::routing::ROUTING_DEPTH`] deep and is routed by law with the mode's [`RoutingWeights::shipped`], as
     /// [`super::FederalIndex::search`] does (each law's coverage of `terms` read from the same shards).
     pub fn search<'s>(
         &self,
@@ -778,7 +820,7 @@ impl FederalHead {
             Some(_) => first_stage_options(options),
             None => *options,
         };
-        let law_of = |doc: u32| (self.law_starts.partition_point(|&s| s <= doc) - 1) as u32;
+        let law_of = |doc: u32| self.law_of(doc);
         let keep_doc = |doc: u32| keep(law_of(doc));
         let mut scores = self
             .dictionary
@@ -826,6 +868,10 @@ impl FederalHead {
                 law
             };
             let query = LawQuery {
+                dense_ranking: match (mode, vector) {
+                    (Mode::Bm25, _) | (_, None) => Vec::new(),
+                    (_, Some((vectors, v))) => vectors.law_ranking(v),
+                },
                 coverage: self
                     .dictionary
                     .coverage_sharded(terms, |t| shard(self.shard_of(t)), law_of_ordered)
@@ -836,7 +882,7 @@ impl FederalHead {
                 &ranking,
                 &law_of,
                 &query,
-                &RoutingWeights::DEFAULT,
+                &RoutingWeights::shipped(mode),
                 options.section_k,
             );
         }

@@ -77,6 +77,8 @@ pub struct FederalIndex {
     /// Section vectors (laws with a `section` bundle), and the document each row belongs to.
     vectors: Option<(VectorStore, Vec<u32>, String)>,
     router: Router,
+    /// Each law's mean section vector (laws with a `section` bundle), for the law-dense routing signal.
+    law_vectors: Option<routing::LawVectors>,
     learned: Option<LearnedLaw>,
 }
 
@@ -159,11 +161,26 @@ impl FederalIndex {
         }
         let bm25 = Bm25Index::build(&texts, Default::default(), Bm25Params::default());
         let all: Vec<&Law> = laws.iter().map(|l| l.law).collect();
+        let law_vectors = rows.as_ref().map(|(vectors, owners, _)| {
+            let dim = vectors.dim();
+            let mut sums = vec![0.0f32; laws.len() * dim];
+            for (row, &doc) in owners.iter().enumerate() {
+                let at = docs[doc as usize].0 as usize * dim;
+                for (sum, x) in sums[at..at + dim]
+                    .iter_mut()
+                    .zip(vectors.dequantize_row(row))
+                {
+                    *sum += x;
+                }
+            }
+            routing::LawVectors::of_sums(dim, sums)
+        });
         Ok(FederalIndex {
             docs,
             bm25,
             vectors: rows.map(|(v, owners, model)| (VectorStore::Int8(v), owners, model)),
             router: Router::new(&all, routing::law_signals(&all)),
+            law_vectors,
             learned: None,
         })
     }
@@ -211,7 +228,7 @@ impl FederalIndex {
     }
 
     /// The best `options.section_k` sections for `text` (and `vector`, the question embedded with
-    /// [`FederalIndex::model`]) in `options.mode`, routed by law with [`RoutingWeights::DEFAULT`] unless
+    /// [`FederalIndex::model`]) in `options.mode`, routed by law with the mode's [`RoutingWeights::shipped`] unless
     /// `options.route_laws` is off — or, with a learned law ([`FederalIndex::with_learning`]) and
     /// `options.learning` on, with its signals and weights; BM25 when there is no vector. The mode that ran
     /// comes back.
@@ -226,10 +243,14 @@ impl FederalIndex {
             return Ok((self.hits(ranking), mode));
         }
         let first = self.first_stage(text, vector, options)?;
-        let query = self.law_query(text);
+        let query = self.law_query(text, vector.filter(|_| first.mode != Mode::Bm25));
         let mut features = self.routing_features(&first, &query);
         let Some(learned) = self.learned.as_ref().filter(|_| options.learning) else {
-            let routed = routing::routed(&features, &RoutingWeights::DEFAULT, options.section_k);
+            let routed = routing::routed(
+                &features,
+                &RoutingWeights::shipped(first.mode),
+                options.section_k,
+            );
             return Ok((self.hits(routed), first.mode));
         };
         let neighbours = self.add_learned(
@@ -310,8 +331,9 @@ impl FederalIndex {
     }
 
     /// What routing asks of the laws for `text` ([`Router::ask`]), with each law's coverage of its terms (a pass
-    /// over the terms' posting lists: asked once per question).
-    pub fn law_query(&self, text: &str) -> routing::LawQuery {
+    /// over the terms' posting lists: asked once per question) and, given the question's `vector` (a dense or
+    /// hybrid search), the laws closest to it ([`routing::LawVectors`]).
+    pub fn law_query(&self, text: &str, vector: Option<&[f32]>) -> routing::LawQuery {
         let terms: Vec<(String, f32)> = self
             .query_terms(text)
             .into_iter()
@@ -319,6 +341,10 @@ impl FederalIndex {
             .collect();
         routing::LawQuery {
             coverage: self.bm25.coverage(&terms, |doc| self.law_of(doc)),
+            dense_ranking: match (&self.law_vectors, vector) {
+                (Some(means), Some(v)) => means.ranking(v),
+                _ => Vec::new(),
+            },
             ..self.router.ask(text)
         }
     }
@@ -359,7 +385,7 @@ impl FederalIndex {
         self.hits(self.router.route(
             &first.hits,
             &|doc| self.law_of(doc),
-            &self.law_query(text),
+            &self.law_query(text, None),
             weights,
             k,
         ))
@@ -814,11 +840,11 @@ pub(crate) mod tests {
         let first_docs: Vec<u32> = first.hits.iter().map(|h| h.index).collect();
         assert_eq!(unrouted, first_docs[..unrouted.len()]);
         let example = routing::Example {
-            features: index.routing_features(&first, &index.law_query(question)),
+            features: index.routing_features(&first, &index.law_query(question, None)),
             gold: vec![index.doc_of(0, 0).unwrap()],
             gold_laws: vec![0],
         };
-        let fitted = routing::fit(&[example]);
+        let fitted = routing::fit(&[example], RoutingWeights::BM25);
         assert_ne!(fitted, RoutingWeights::UNROUTED);
         assert_eq!(
             index.route(&first, question, &fitted, 1)[0].doc,
@@ -878,7 +904,7 @@ pub(crate) mod tests {
             .iter()
             .map(|t| {
                 let first = index.first_stage(t, None, &options).unwrap();
-                let query = index.law_query(t);
+                let query = index.law_query(t, None);
                 learned::AmongQuestion {
                     text: t,
                     vector: None,
@@ -898,7 +924,7 @@ pub(crate) mod tests {
             &labelled,
             &members,
             &[],
-            RoutingWeights::DEFAULT,
+            RoutingWeights::BM25,
             1.0,
         );
         assert!(weights.prior + weights.vote_lexical > 0.0, "{weights:?}");
@@ -928,7 +954,7 @@ pub(crate) mod tests {
             None,
             2,
             7,
-            RoutingWeights::DEFAULT,
+            RoutingWeights::BM25,
             1.0,
             10,
             &mut |_| {},
@@ -1000,6 +1026,12 @@ pub(crate) mod tests {
             .map(|(i, b)| head.shard_from_bytes(i as u32, b).unwrap())
             .collect();
         let all = |n: u32| loaded.get(n as usize);
+        // The laws by their mean vectors, from the coded vectors as from the index's: the StG's sections lean
+        // to the question, the MietG's away.
+        let v = [0.6, 0.0, 0.8];
+        assert_eq!(vectors.law_ranking(&v), [1, 0]);
+        assert_eq!(index.law_query("x", Some(&v)).dense_ranking, [1, 0]);
+        assert!(index.law_query("x", None).dense_ranking.is_empty());
         // The browser routes with a router over the catalogue and the head's index of the laws' text: as the
         // index routes, every feature included.
         let listed = |law| CatalogueLaw {

@@ -411,6 +411,53 @@ fn book_number(named: &str) -> String {
     }
 }
 
+/// Each law's mean section vector, unit length (a law without vectors has none): the law as one point in the
+/// model's space, so a question near its topic finds it though it shares no word with it (`Koks` and the
+/// BtMG). Made from the section vectors the index already holds, natively and in the browser alike.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LawVectors {
+    dim: usize,
+    /// Laws × `dim`, row-major; all zero for a law without vectors.
+    means: Vec<f32>,
+}
+
+impl LawVectors {
+    /// The laws' means from `sums` (laws × `dim`, row-major: each law's section vectors added up), made unit
+    /// length.
+    pub fn of_sums(dim: usize, mut sums: Vec<f32>) -> LawVectors {
+        for mean in sums.chunks_mut(dim.max(1)) {
+            let norm = mean.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if norm > 0.0 {
+                mean.iter_mut().for_each(|x| *x /= norm);
+            }
+        }
+        LawVectors { dim, means: sums }
+    }
+
+    /// The laws closest to `vector` (the question in the rows' model and space), best first, [`LAW_TEXT_DEPTH`]
+    /// deep; none when the dimensions differ.
+    pub fn ranking(&self, vector: &[f32]) -> Vec<usize> {
+        if vector.len() != self.dim || self.dim == 0 {
+            return Vec::new();
+        }
+        let mut scored: Vec<(usize, f32)> = self
+            .means
+            .chunks(self.dim)
+            .enumerate()
+            .filter(|(_, m)| m.iter().any(|&x| x != 0.0))
+            .map(|(l, m)| (l, m.iter().zip(vector).map(|(a, b)| a * b).sum()))
+            .collect();
+        let depth = LAW_TEXT_DEPTH.min(scored.len());
+        if depth == 0 {
+            return Vec::new();
+        }
+        scored.select_nth_unstable_by(depth - 1, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(depth);
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.into_iter().map(|(l, _)| l).collect()
+    }
+}
+
 /// One candidate section's routing features (before weighting), each 0..1.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Features {
@@ -425,6 +472,9 @@ pub struct Features {
     pub within_law: f32,
     /// `(k + 1) / (k + 1 + rank)` of its law in the law-text ranking, k = 2 (0 beyond [`LAW_TEXT_DEPTH`]).
     pub law_text: f32,
+    /// `(k + 1) / (k + 1 + rank)` of its law among the laws by the cosine of the question's vector with the law's
+    /// mean section vector ([`LawVectors`]), k = 2 (0 beyond [`LAW_TEXT_DEPTH`], and without a vector).
+    pub law_dense: f32,
     /// Its law's reciprocal-rank mass (k = 2) in the first stage's first 100, relative to the law with most.
     pub agreement: f32,
     /// The mass of the laws citing or naming its law, relative to the law with most.
@@ -453,6 +503,7 @@ impl Features {
         w.global * self.global
             + w.within_law * self.within_law
             + w.law_text * self.law_text
+            + w.law_dense * self.law_dense
             + w.agreement * self.agreement
             + w.referred * self.referred
             + w.named * self.named
@@ -491,6 +542,9 @@ pub struct CatalogueLaw<'a> {
 pub struct LawQuery {
     /// Laws by their text's match, best first.
     pub text_ranking: Vec<usize>,
+    /// Laws by their mean vector's closeness to the question's, best first (empty without a vector); filled by
+    /// the index that searches ([`LawVectors::ranking`]).
+    pub dense_ranking: Vec<usize>,
     /// The law the question names.
     pub named: Option<usize>,
     /// Per law, the share of the question's terms (weighted by idf) that occur in it
@@ -619,6 +673,7 @@ impl Router {
                 .as_ref()
                 .map_or_else(Vec::new, |f| f.find(question, LAW_TEXT_DEPTH)),
             named: self.names.named(question),
+            dense_ranking: Vec::new(),
             coverage: HashMap::new(),
         }
     }
@@ -699,6 +754,11 @@ impl Router {
                 .iter()
                 .position(|&l| l == law as usize)
                 .map_or(0.0, |r| reciprocal(LAW_K, r)),
+            law_dense: query
+                .dense_ranking
+                .iter()
+                .position(|&l| l == law as usize)
+                .map_or(0.0, |r| reciprocal(LAW_K, r)),
             agreement: 0.0,
             referred: 0.0,
             named: if query.named == Some(law as usize) {
@@ -764,14 +824,15 @@ fn objective(example: &Example, top: &[Hit]) -> f64 {
 /// Weights chosen by coordinate ascent over a grid, maximising the mean of Recall@10, a tenth of MRR@10 and
 /// [`LAW_FIRST_WEIGHT`] for the right law first over `examples`: the signals that need no labelled question
 /// (the learned ones stay 0). Coordinate ascent stops at the first weights no single step improves, so it
-/// climbs from the unrouted ranking, from the shipped weights ([`RoutingWeights::DEFAULT`]) and from
+/// climbs from the unrouted ranking, from the weights `shipped` now for the mode fit ([`RoutingWeights::shipped`]) and from
 /// [`RESTARTS`] seeded random points of the grid, and keeps the best: a refit never does worse on its
 /// questions than what ships.
-pub fn fit(examples: &[Example]) -> RoutingWeights {
+pub fn fit(examples: &[Example], shipped: RoutingWeights) -> RoutingWeights {
     let grid = &ROUTING_GRID[..];
-    let coordinates: [Coordinate<RoutingWeights>; 15] = [
+    let coordinates: [Coordinate<RoutingWeights>; 16] = [
         (|w| &mut w.within_law, grid),
         (|w| &mut w.law_text, grid),
+        (|w| &mut w.law_dense, grid),
         (|w| &mut w.agreement, grid),
         (|w| &mut w.referred, grid),
         (|w| &mut w.named, grid),
@@ -787,7 +848,7 @@ pub fn fit(examples: &[Example]) -> RoutingWeights {
         (|w| &mut w.kind[6], grid),
     ];
     let mut rng = SplitMix64::new(RESTART_SEED);
-    let mut starts = vec![RoutingWeights::UNROUTED, RoutingWeights::DEFAULT];
+    let mut starts = vec![RoutingWeights::UNROUTED, shipped];
     for _ in 0..RESTARTS {
         let mut start = RoutingWeights::UNROUTED;
         for (coordinate, grid) in &coordinates {
@@ -975,5 +1036,19 @@ mod tests {
         assert_eq!(book_number("SGB II"), "SGB 2");
         assert_eq!(book_number("InsO"), "InsO");
         assert_eq!(book_number("SGB Vorschrift"), "SGB Vorschrift");
+    }
+
+    #[test]
+    fn laws_are_ranked_by_their_mean_section_vector() {
+        // Law 0: two sections, mean (1, 1, 0) / √2; law 1: one, (0, 0, 1); law 2: no vectors.
+        let mut sums = vec![0.0f32; 9];
+        sums[..3].copy_from_slice(&[1.0, 1.0, 0.0]);
+        sums[3..6].copy_from_slice(&[0.0, 0.0, 2.0]);
+        let means = LawVectors::of_sums(3, sums);
+        assert_eq!(means.ranking(&[0.6, 0.6, 0.1]), [0, 1]);
+        assert_eq!(means.ranking(&[0.1, 0.0, 0.9]), [1, 0]);
+        // A question of another model's dimension finds no law.
+        assert!(means.ranking(&[1.0, 0.0]).is_empty());
+        assert!(LawVectors::default().ranking(&[]).is_empty());
     }
 }
