@@ -568,6 +568,9 @@ pub struct AcrossLaws<'a> {
     pub across: &'a [AmongQuestion<'a>],
     /// The questions' vectors in the index's model.
     pub vectors: Option<ModelVectors<'a>>,
+    /// The routing weights without learning: the shipped ones of the mode the questions were searched in
+    /// ([`RoutingWeights::shipped`]).
+    pub base: RoutingWeights,
 }
 
 impl AcrossLaws<'_> {
@@ -590,6 +593,7 @@ impl AcrossLaws<'_> {
             questions,
             across,
             vectors,
+            base,
         } = *self;
         let scored = |q: usize, ranking: &[Hit], k: usize| -> f64 {
             let docs: Vec<u32> = ranking.iter().map(|h| h.index).collect();
@@ -608,14 +612,14 @@ impl AcrossLaws<'_> {
             vectors,
             folds,
             seed,
-            RoutingWeights::BM25,
+            base,
             shrink,
             100,
             progress,
         );
         let without: Vec<Vec<Hit>> = questions
             .iter()
-            .map(|q| routing::routed(&q.features, &RoutingWeights::BM25, 100))
+            .map(|q| routing::routed(&q.features, &base, 100))
             .collect();
         let mean_at = |rankings: &[Vec<Hit>], k: usize| {
             (0..questions.len())
@@ -640,7 +644,7 @@ impl AcrossLaws<'_> {
             &prepared.labelled,
             &members,
             across,
-            RoutingWeights::BM25,
+            base,
             shrink,
         );
         LearnedRouting { weights, cv }

@@ -14,6 +14,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use paragraf_core::manifest::{FileEntry, LearnedEntry, LearnedGuard, LearnedRouting, Manifest};
+use paragraf_core::routing_weights::RoutingWeights;
 use paragraf_engine::learning::fit::{fit_tails, learn, ModelVectors, Run};
 use paragraf_engine::learning::{LearnedFile, Provenance, GERLAYQA_LICENCE};
 use paragraf_engine::{LawIndex, Mode, SearchOptions, StrategyIndex};
@@ -561,6 +562,7 @@ fn learn_routing(
         questions: &questions,
         across: &across,
         vectors,
+        base: RoutingWeights::shipped(options.mode),
     };
     let LearnedRouting { weights, cv } =
         across_laws.learn(folds, args.seed, args.shrink, &mut |f| {
