@@ -85,7 +85,7 @@ impl RoutingWeights {
     };
 
     /// The weights a hybrid search is routed with: fit as [`RoutingWeights::BM25`], with the e5 vectors of all
-    /// laws, in hybrid mode (docs/all-laws.md, "Routing by the laws' vectors").
+    /// laws, in hybrid mode (docs/all-laws.md, "Routing with the laws' vectors").
     pub const HYBRID: RoutingWeights = RoutingWeights {
         global: 1.0,
         within_law: 0.1,

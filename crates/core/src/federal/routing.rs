@@ -824,7 +824,7 @@ fn objective(example: &Example, top: &[Hit]) -> f64 {
 /// Weights chosen by coordinate ascent over a grid, maximising the mean of Recall@10, a tenth of MRR@10 and
 /// [`LAW_FIRST_WEIGHT`] for the right law first over `examples`: the signals that need no labelled question
 /// (the learned ones stay 0). Coordinate ascent stops at the first weights no single step improves, so it
-/// climbs from the unrouted ranking, from the weights `shipped` now for the mode fit ([`RoutingWeights::shipped`]) and from
+/// climbs from the unrouted ranking, from `shipped` (what ships now for the mode fit, [`RoutingWeights::shipped`]) and from
 /// [`RESTARTS`] seeded random points of the grid, and keeps the best: a refit never does worse on its
 /// questions than what ships.
 pub fn fit(examples: &[Example], shipped: RoutingWeights) -> RoutingWeights {
