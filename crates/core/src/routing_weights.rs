@@ -87,7 +87,6 @@ impl RoutingWeights {
     /// The weights a hybrid search is routed with: fit as [`RoutingWeights::BM25`], with the e5 vectors of all
     /// laws, in hybrid mode (docs/all-laws.md, "Routing with the laws' vectors").
     pub const HYBRID: RoutingWeights = RoutingWeights {
-        global: 1.0,
         within_law: 0.1,
         law_text: 0.1,
         law_dense: 0.5,
@@ -95,30 +94,18 @@ impl RoutingWeights {
         referred: 0.1,
         named: 0.75,
         coverage: 0.2,
-        cited_by: 0.0,
         size: 0.05,
         kind: [0.2, 0.3, 0.05, 0.0, 0.0, 0.0, 0.0],
-        prior: 0.0,
-        vote_lexical: 0.0,
-        vote_dense: 0.0,
+        ..RoutingWeights::UNROUTED
     };
 
     /// The weights a dense search is routed with: fit as [`RoutingWeights::HYBRID`], in dense mode.
     pub const DENSE: RoutingWeights = RoutingWeights {
-        global: 1.0,
         within_law: 0.75,
-        law_text: 0.0,
         law_dense: 0.05,
         agreement: 0.05,
-        referred: 0.0,
         named: 0.1,
-        coverage: 0.0,
-        cited_by: 0.0,
-        size: 0.0,
-        kind: [0.0; 7],
-        prior: 0.0,
-        vote_lexical: 0.0,
-        vote_dense: 0.0,
+        ..RoutingWeights::UNROUTED
     };
 
     /// The weights a search that ran in `mode` is routed with.

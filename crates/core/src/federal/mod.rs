@@ -1032,6 +1032,22 @@ pub(crate) mod tests {
         assert_eq!(vectors.law_ranking(&v), [1, 0]);
         assert_eq!(index.law_query("x", Some(&v)).dense_ranking, [1, 0]);
         assert!(index.law_query("x", None).dense_ranking.is_empty());
+        // Its place in that ranking is a feature each of the law's candidates carries, weighed by `law_dense`.
+        let dense = SearchOptions {
+            mode: Mode::Dense,
+            ..SearchOptions::default()
+        };
+        let first = index.first_stage("x", Some(&v), &dense).unwrap();
+        let features = index.routing_features(&first, &index.law_query("x", Some(&v)));
+        let law_vectors_only = RoutingWeights {
+            global: 0.0,
+            law_dense: 1.0,
+            ..RoutingWeights::UNROUTED
+        };
+        for f in &features {
+            assert_eq!(f.law_dense, if f.law == 1 { 1.0 } else { 0.75 }, "{f:?}");
+            assert_eq!(f.score(&law_vectors_only), f.law_dense);
+        }
         // The browser routes with a router over the catalogue and the head's index of the laws' text: as the
         // index routes, every feature included.
         let listed = |law| CatalogueLaw {
