@@ -241,6 +241,21 @@ fn many_laws_build_incrementally_and_search_together() {
             "{mode}: one ranking over several laws: {laws:?}"
         );
     }
+
+    // A law whose bundle an older format wrote (a build stopped after a format change leaves such laws in a
+    // folder whose manifest already names the new format) is built again, the others are not.
+    let older = out.join(&built.laws[3].file);
+    let mut bytes = std::fs::read(&older).unwrap();
+    let oldest = paragraf_engine::bundle::LAW_BUNDLE.oldest;
+    assert!(oldest < paragraf_engine::bundle::LAW_BUNDLE.version);
+    bytes[8..12].copy_from_slice(&oldest.to_le_bytes());
+    std::fs::write(&older, bytes).unwrap();
+    let again = run_ok(&build_laws(&list, &archive(), &out, "section"));
+    assert!(
+        again.contains("laws: 1 built, 31 unchanged, 0 skipped"),
+        "{again}"
+    );
+    assert_listed_files_verify(&out);
 }
 
 /// `--strategies none`: law bundles and the index across laws, nothing embedded (the quick way to all federal

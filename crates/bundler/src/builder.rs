@@ -20,11 +20,13 @@ use crate::expansion;
 use crate::generate::Generator;
 use crate::manifest::{self, bundle_entry, law_entry, GENERATOR};
 use files::remove_superseded;
-use paragraf_engine::bundle::LawBundle;
+use paragraf_engine::bundle::{LawBundle, LAW_BUNDLE, STRATEGY_BUNDLE};
 use paragraf_engine::expansion::TableParams;
 use paragraf_engine::LawIndex;
+use paragraf_format::frame::{FileKind, HEADER_LEN};
 use paragraf_format::strategy::Strategy;
 use paragraf_law::Law;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -195,7 +197,10 @@ impl BundleFolder {
     }
 
     /// Whether the folder already holds `law` built from the XML with `source_sha256`, with a bundle of every
-    /// strategy in `strategies` embedded by `model`, all files present: then an incremental build skips it.
+    /// strategy in `strategies` embedded by `model`, all files present and written in this build's format
+    /// (each file's header, not the folder's: a build that was stopped after a format change has stamped the
+    /// manifest with the new format while later laws still have files of the old): then an incremental
+    /// build skips it.
     pub fn is_current(
         &self,
         law: &str,
@@ -203,16 +208,26 @@ impl BundleFolder {
         strategies: &[Strategy],
         model: &str,
     ) -> bool {
-        let present = |file: &str| self.options.out.join(file).is_file();
+        let current = |file: &str, kind: FileKind| {
+            let mut header = [0u8; HEADER_LEN];
+            std::fs::File::open(self.options.out.join(file))
+                .and_then(|mut f| f.read_exact(&mut header))
+                .is_ok()
+                && kind
+                    .read_header(&header)
+                    .is_ok_and(|h| h.version == kind.version)
+        };
         let Some(entry) = self.manifest.law(law) else {
             return false;
         };
-        self.manifest.format_version == paragraf_format::frame::FORMAT_VERSION
-            && entry.source_sha256.as_deref() == Some(source_sha256)
-            && present(&entry.file)
+        entry.source_sha256.as_deref() == Some(source_sha256)
+            && current(&entry.file, LAW_BUNDLE)
             && strategies.iter().all(|s| {
                 self.manifest.bundles.iter().any(|b| {
-                    b.law == law && b.strategy == s.name() && b.model == model && present(&b.file)
+                    b.law == law
+                        && b.strategy == s.name()
+                        && b.model == model
+                        && current(&b.file, STRATEGY_BUNDLE)
                 })
             })
     }

@@ -313,8 +313,8 @@ pub fn topics(law: &Law) -> Vec<String> {
     topics
 }
 
-/// A topics file.
-pub const TOPICS: FileKind = FileKind::new(b"PGRF-TOP", "topics file", 3, 2);
+/// A topics file (compressed from version 4 on).
+pub const TOPICS: FileKind = FileKind::new(b"PGRF-TOP", "topics file", 4, 2).compressed_since(4);
 
 /// Most laws a topics file may list (the federal archive has 6,877).
 pub const MAX_TOPIC_LAWS: usize = 1 << 17;
@@ -724,7 +724,7 @@ mod tests {
         old[8..12].copy_from_slice(&0u32.to_le_bytes());
         assert!(
             message(&old).starts_with(
-                "topics file format version 0 is older than this Paragraf reads (2 to 3)"
+                "topics file format version 0 is older than this Paragraf reads (2 to 4)"
             ),
             "{}",
             message(&old)

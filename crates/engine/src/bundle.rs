@@ -12,8 +12,8 @@ use paragraf_law::{Law, Span};
 use serde::{Deserialize, Serialize};
 
 /// The law bundle file: read from version 4 on (before, laws lacked their short title; before 3, law bundles
-/// lacked their index).
-pub const LAW_BUNDLE: FileKind = FileKind::new(b"PGRF-LAW", "law bundle", 4, 4);
+/// lacked their index); compressed from version 5 on.
+pub const LAW_BUNDLE: FileKind = FileKind::new(b"PGRF-LAW", "law bundle", 5, 4).compressed_since(5);
 /// The strategy bundle file: read from version 2 on (HNSW links stored as sorted gaps).
 pub const STRATEGY_BUNDLE: FileKind = FileKind::new(b"PGRF-STR", "strategy bundle", 3, 2);
 
@@ -290,8 +290,18 @@ mod tests {
         bytes[8..12].copy_from_slice(&3u32.to_le_bytes());
         assert_eq!(
             LawBundle::from_bytes(&bytes).unwrap_err().to_string(),
-            "law bundle format version 3 is older than this Paragraf reads (4 to 4). Rebuild the bundles with `paragraf build`"
+            "law bundle format version 3 is older than this Paragraf reads (4 to 5). Rebuild the bundles with `paragraf build`"
         );
+        // Version 4 stored the payload uncompressed: still read; version 5 compresses it.
+        let plain = postcard::to_allocvec(&LawBundle::new("test", small_law())).unwrap();
+        let mut v4 = LAW_BUNDLE.frame_stored(&plain);
+        v4[8..12].copy_from_slice(&4u32.to_le_bytes());
+        let current = LawBundle::new("test", small_law()).to_bytes();
+        assert_eq!(
+            LawBundle::from_bytes(&v4).unwrap().law,
+            LawBundle::from_bytes(&current).unwrap().law
+        );
+        assert_ne!(current[paragraf_format::frame::HEADER_LEN..], plain[..]);
     }
 
     #[test]

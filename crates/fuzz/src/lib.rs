@@ -81,14 +81,26 @@ impl Mutator {
         out
     }
 
-    /// A mutation of a framed file (bundle): mostly its payload mutated and framed again with a valid header
-    /// and checksum, so that the decoder behind the checksum is reached; sometimes the raw file, header included.
+    /// A mutation of a framed file (bundle): mostly its payload (inflated, when the kind stores it compressed)
+    /// mutated and framed again with a valid header and checksum, so that the decoder behind the checksum is
+    /// reached; sometimes the stored bytes mutated behind a valid checksum (the inflater's input, for a
+    /// compressed kind); sometimes the raw file, header included.
     pub fn mutate_framed(&mut self, file: &[u8], donor: &[u8], kind: FileKind) -> Vec<u8> {
         if file.len() < HEADER_LEN || self.rng.below(8) == 0 {
             return self.mutate(file, donor);
         }
-        let payload = self.mutate(&file[HEADER_LEN..], donor.get(HEADER_LEN..).unwrap_or(&[]));
-        kind.frame(&payload)
+        let payload = |bytes: &[u8]| {
+            kind.payload(bytes).map_or_else(
+                |_| bytes.get(HEADER_LEN..).unwrap_or(&[]).to_vec(),
+                |p| p.into_owned(),
+            )
+        };
+        if self.rng.below(4) == 0 {
+            let stored = self.mutate(&file[HEADER_LEN..], donor.get(HEADER_LEN..).unwrap_or(&[]));
+            return kind.frame_stored(&stored);
+        }
+        let mutated = self.mutate(&payload(file), &payload(donor));
+        kind.frame(&mutated)
     }
 }
 
@@ -371,5 +383,16 @@ mod tests {
             })
             .count();
         assert!(framed > 30, "{framed}");
+        // Law bundles are stored compressed: most mutations still inflate and reach the payload decoder, some
+        // feed the inflater a mutated stream.
+        let mut m = Mutator::new(2);
+        let inputs: Vec<Vec<u8>> = (0..200)
+            .map(|_| m.mutate_framed(&file, &file, LAW_BUNDLE))
+            .collect();
+        let inflated = inputs
+            .iter()
+            .filter(|x| LAW_BUNDLE.payload(x).is_ok())
+            .count();
+        assert!((100..190).contains(&inflated), "{inflated} of 200");
     }
 }

@@ -17,9 +17,10 @@ use paragraf_law::Law;
 
 use crate::results::LawSectionRef;
 
-/// A cited-by shard.
-pub const CITED_BY: FileKind =
-    FileKind::new(b"PGRF-CBY", "cited-by file", 1, 1).remedy(super::files::REBUILD_FEDERAL);
+/// A cited-by shard (compressed from version 2 on).
+pub const CITED_BY: FileKind = FileKind::new(b"PGRF-CBY", "cited-by file", 2, 1)
+    .remedy(super::files::REBUILD_FEDERAL)
+    .compressed_since(2);
 
 /// About how large `paragraf federal` makes a shard (a law cited more than this ends the shard it is in).
 pub const SHARD_BYTES: usize = 64 * 1024;
@@ -469,7 +470,7 @@ mod tests {
         old[8..12].copy_from_slice(&0u32.to_le_bytes());
         assert_eq!(
             message(&old),
-            "cited-by file format version 0 is older than this Paragraf reads (1 to 1). Rebuild the index across laws with `paragraf federal`"
+            "cited-by file format version 0 is older than this Paragraf reads (1 to 2). Rebuild the index across laws with `paragraf federal`"
         );
         // Decoded, but inconsistent: each refused with its reason.
         let refused = |change: fn(&mut CitedByFile)| {

@@ -46,14 +46,16 @@ mod erased {
 /// What to do with an index file across laws too old to read.
 pub(crate) const REBUILD_FEDERAL: &str = "Rebuild the index across laws with `paragraf federal`";
 
-/// The head file.
-pub const HEAD: FileKind =
-    FileKind::new(b"PGRF-FHD", "federal index", 4, 4).remedy(REBUILD_FEDERAL);
+/// The head file (compressed from version 5 on).
+pub const HEAD: FileKind = FileKind::new(b"PGRF-FHD", "federal index", 5, 4)
+    .remedy(REBUILD_FEDERAL)
+    .compressed_since(5);
 /// Magic of the head file while it still held the section vectors: recognised, to say what to do.
 const OLD_HEAD_MAGIC: &[u8; 8] = b"PGRF-FED";
-/// A posting shard.
-pub const SHARD: FileKind =
-    FileKind::new(b"PGRF-FPS", "posting shard", 3, 2).remedy(REBUILD_FEDERAL);
+/// A posting shard (compressed from version 4 on).
+pub const SHARD: FileKind = FileKind::new(b"PGRF-FPS", "posting shard", 4, 2)
+    .remedy(REBUILD_FEDERAL)
+    .compressed_since(4);
 /// The vectors file.
 pub const VECTORS: FileKind =
     FileKind::new(b"PGRF-FVQ", "federal vectors", 3, 2).remedy(REBUILD_FEDERAL);
@@ -528,7 +530,7 @@ pub struct FederalHead {
     /// The law finder's index of the laws' abbreviations, titles and topics, one document per law
     /// ([`Router::law_text_index`]).
     law_text: Bm25Index,
-    /// CRC-32 of the encoded head (not stored: the file's header carries it), which its vectors file names.
+    /// CRC-32 of the serialised head (not stored: computed on reading), which its vectors file names.
     #[serde(skip)]
     checksum: u32,
 }
@@ -600,8 +602,12 @@ impl FederalHead {
         if bytes.starts_with(OLD_HEAD_MAGIC) {
             return Err(FederalFileError::OldLayout);
         }
-        let mut head: FederalHead = HEAD.decode(bytes)?;
-        head.checksum = HEAD.read_header(bytes)?.checksum;
+        let payload = HEAD.payload(bytes)?;
+        let mut head: FederalHead =
+            postcard::from_bytes(&payload).map_err(|e| BundleError::Decode(e.to_string()))?;
+        // Of the payload as serialised, as the build computed it (a compressed file's header checks the
+        // stored bytes).
+        head.checksum = crc32fast::hash(&payload);
         head.check()?;
         Ok(head)
     }
@@ -928,7 +934,7 @@ mod tests {
         old[8..12].copy_from_slice(&3u32.to_le_bytes());
         assert_eq!(
             FederalHead::from_bytes(&old).map(|_| ()).unwrap_err().to_string(),
-            "federal index format version 3 is older than this Paragraf reads (4 to 4). Rebuild the index across laws with `paragraf federal`"
+            "federal index format version 3 is older than this Paragraf reads (4 to 5). Rebuild the index across laws with `paragraf federal`"
         );
         let finder = |docs: &[&str], b: f32| {
             Bm25Index::build(

@@ -156,7 +156,7 @@ pub struct ThesaurusFile {
     pub thesaurus: PreparedThesaurus,
 }
 
-/// A thesaurus file.
+/// A thesaurus file (stored uncompressed: its decoder borrows the words from the file's bytes).
 pub const KIND: FileKind = FileKind::new(b"PGRF-THS", "thesaurus file", 3, 2);
 
 /// Most distinct words a thesaurus file may hold (OpenThesaurus has about 100,000).
@@ -277,7 +277,7 @@ pub struct ThesaurusDecoder<'a> {
 impl<'a> ThesaurusDecoder<'a> {
     /// Checks the frame, decodes the payload (its words borrowed from `bytes`) and checks its counts.
     pub fn new(bytes: &'a [u8]) -> Result<Self, ExpansionError> {
-        let wire: Wire = KIND.decode(bytes)?;
+        let wire: Wire = KIND.decode_borrowed(bytes)?;
         let fail = |what| Err(ExpansionError::Invalid(what));
         if wire.words.len() > MAX_WORDS || wire.sets.len() > MAX_SETS {
             return fail("too many words or synonym sets");
@@ -1011,7 +1011,7 @@ mod tests {
             while !decoder.step(limit).unwrap() {
                 steps += 1;
             }
-            let wire: Wire = KIND.decode(&bytes).unwrap();
+            let wire: Wire = KIND.decode_borrowed(&bytes).unwrap();
             assert_eq!(
                 steps,
                 (wire.words.len() + wire.sets.len()).div_ceil(limit.max(1))
@@ -1019,7 +1019,7 @@ mod tests {
             assert_eq!(decoder.finish().unwrap(), file);
         }
         // A bad synonym set is found by the step that reaches it.
-        let mut wire: Wire = KIND.decode(&bytes).unwrap();
+        let mut wire: Wire = KIND.decode_borrowed(&bytes).unwrap();
         let last = wire.sets.len() - 1;
         wire.sets[last][0] |= 3;
         let bad = KIND.encode(&wire);
@@ -1062,7 +1062,7 @@ mod tests {
         // Payloads that decode but break the invariants, framed as a build would frame them.
         let wire = |edit: &dyn Fn(&mut Wire)| {
             let bytes = file.to_bytes();
-            let mut w: Wire = KIND.decode(&bytes).unwrap();
+            let mut w: Wire = KIND.decode_borrowed(&bytes).unwrap();
             edit(&mut w);
             ThesaurusFile::from_bytes(&KIND.encode(&w))
                 .unwrap_err()
