@@ -28,7 +28,7 @@ use std::borrow::Cow;
 
 use paragraf_law::LawError;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// The folder format `manifest.json` records (`format_version`): raised together with a bundle kind's
 /// [`FileKind::version`], so that an incremental build rebuilds the laws an older format wrote (2: HNSW links
@@ -175,21 +175,6 @@ impl FileKind {
     pub fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, BundleError> {
         let payload = self.payload(bytes)?;
         postcard::from_bytes(&payload).map_err(|e| BundleError::Decode(e.to_string()))
-    }
-
-    /// As [`FileKind::decode`], for a kind stored uncompressed, whose payload may borrow strings from `bytes`.
-    pub fn decode_borrowed<'a, T: Deserialize<'a>>(
-        &self,
-        bytes: &'a [u8],
-    ) -> Result<T, BundleError> {
-        match self.payload(bytes)? {
-            Cow::Borrowed(payload) => {
-                postcard::from_bytes(payload).map_err(|e| BundleError::Decode(e.to_string()))
-            }
-            Cow::Owned(_) => Err(BundleError::Decode(
-                "a compressed payload cannot be borrowed".into(),
-            )),
-        }
     }
 
     /// Checks header, length and checksum and returns the payload as it was serialised (inflated when this
@@ -343,6 +328,7 @@ pub struct Header {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Sample {
@@ -458,11 +444,6 @@ mod tests {
         assert_eq!(TEXT.decode::<Sample>(&old).unwrap(), text);
         old[8..12].copy_from_slice(&4u32.to_le_bytes());
         assert!(TEXT.decode::<Sample>(&old).is_err(), "read as compressed");
-        // A borrowing decoder cannot borrow from a compressed payload.
-        assert_eq!(
-            TEXT.decode_borrowed::<Sample>(&file).unwrap_err().to_string(),
-            "bundle payload cannot be decoded (a compressed payload cannot be borrowed). Most likely it was written by an incompatible development build: rebuild with `paragraf build`"
-        );
     }
 
     #[test]

@@ -204,7 +204,8 @@ async fn thesaurus(
                 verified_listed(&data, kind, &listed, "Synonymtabelle", progress).await?;
             // In short tasks: in one piece the BGB folder's thesaurus was a task of about 50 ms.
             let decoded = async {
-                let mut decoder = ThesaurusDecoder::new(&bytes)?;
+                let payload = ThesaurusFile::payload(&bytes)?;
+                let mut decoder = ThesaurusDecoder::new(&payload)?;
                 let mut slices = fetch::Slices::new();
                 while !decoder.step(THESAURUS_STEP)? {
                     slices.tick().await;

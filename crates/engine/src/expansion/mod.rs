@@ -156,8 +156,8 @@ pub struct ThesaurusFile {
     pub thesaurus: PreparedThesaurus,
 }
 
-/// A thesaurus file (stored uncompressed: its decoder borrows the words from the file's bytes).
-pub const KIND: FileKind = FileKind::new(b"PGRF-THS", "thesaurus file", 3, 2);
+/// A thesaurus file (compressed from version 4 on).
+pub const KIND: FileKind = FileKind::new(b"PGRF-THS", "thesaurus file", 4, 2).compressed_since(4);
 
 /// Most distinct words a thesaurus file may hold (OpenThesaurus has about 100,000).
 pub const MAX_WORDS: usize = 1 << 21;
@@ -258,13 +258,20 @@ impl ThesaurusFile {
 
     /// Decodes and validates.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ExpansionError> {
-        ThesaurusDecoder::new(bytes)?.finish()
+        ThesaurusDecoder::new(&ThesaurusFile::payload(bytes)?)?.finish()
+    }
+
+    /// Checks the frame of a thesaurus file and returns its payload (inflated), which a [`ThesaurusDecoder`]
+    /// decodes.
+    pub fn payload(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, ExpansionError> {
+        Ok(KIND.payload(bytes)?)
     }
 }
 
 /// Decodes a thesaurus file a part at a time, for a page that must not hold its thread for the whole file (the
 /// BGB folder's 74,483 words were one task of about 50 ms in the browser): [`ThesaurusDecoder::step`] between other
-/// work, then [`ThesaurusDecoder::finish`]. [`ThesaurusFile::from_bytes`] does it in one go.
+/// work, then [`ThesaurusDecoder::finish`]. [`ThesaurusFile::from_bytes`] does it in one go. It decodes the
+/// file's payload ([`ThesaurusFile::payload`]) and borrows its words from it.
 pub struct ThesaurusDecoder<'a> {
     wire: Wire<'a>,
     words: Terms,
@@ -275,9 +282,11 @@ pub struct ThesaurusDecoder<'a> {
 }
 
 impl<'a> ThesaurusDecoder<'a> {
-    /// Checks the frame, decodes the payload (its words borrowed from `bytes`) and checks its counts.
-    pub fn new(bytes: &'a [u8]) -> Result<Self, ExpansionError> {
-        let wire: Wire = KIND.decode_borrowed(bytes)?;
+    /// Decodes a thesaurus file's `payload` ([`ThesaurusFile::payload`]; its words borrowed from it) and checks
+    /// its counts.
+    pub fn new(payload: &'a [u8]) -> Result<Self, ExpansionError> {
+        let wire: Wire =
+            postcard::from_bytes(payload).map_err(|e| BundleError::Decode(e.to_string()))?;
         let fail = |what| Err(ExpansionError::Invalid(what));
         if wire.words.len() > MAX_WORDS || wire.sets.len() > MAX_SETS {
             return fail("too many words or synonym sets");
@@ -1006,12 +1015,13 @@ mod tests {
         let bytes = file.to_bytes();
         // A limit of 0 still makes progress: a caller looping on `step` always ends.
         for limit in [0, 1, 3, 17] {
-            let mut decoder = ThesaurusDecoder::new(&bytes).unwrap();
+            let payload = ThesaurusFile::payload(&bytes).unwrap();
+            let mut decoder = ThesaurusDecoder::new(&payload).unwrap();
             let mut steps = 1;
             while !decoder.step(limit).unwrap() {
                 steps += 1;
             }
-            let wire: Wire = KIND.decode_borrowed(&bytes).unwrap();
+            let wire: Wire = postcard::from_bytes(&payload).unwrap();
             assert_eq!(
                 steps,
                 (wire.words.len() + wire.sets.len()).div_ceil(limit.max(1))
@@ -1019,10 +1029,12 @@ mod tests {
             assert_eq!(decoder.finish().unwrap(), file);
         }
         // A bad synonym set is found by the step that reaches it.
-        let mut wire: Wire = KIND.decode_borrowed(&bytes).unwrap();
+        let payload = ThesaurusFile::payload(&bytes).unwrap();
+        let mut wire: Wire = postcard::from_bytes(&payload).unwrap();
         let last = wire.sets.len() - 1;
         wire.sets[last][0] |= 3;
         let bad = KIND.encode(&wire);
+        let bad = ThesaurusFile::payload(&bad).unwrap();
         let mut decoder = ThesaurusDecoder::new(&bad).unwrap();
         assert!(!decoder.step(wire.words.len() + last).unwrap());
         assert_eq!(
@@ -1062,7 +1074,8 @@ mod tests {
         // Payloads that decode but break the invariants, framed as a build would frame them.
         let wire = |edit: &dyn Fn(&mut Wire)| {
             let bytes = file.to_bytes();
-            let mut w: Wire = KIND.decode_borrowed(&bytes).unwrap();
+            let payload = ThesaurusFile::payload(&bytes).unwrap();
+            let mut w: Wire = postcard::from_bytes(&payload).unwrap();
             edit(&mut w);
             ThesaurusFile::from_bytes(&KIND.encode(&w))
                 .unwrap_err()
