@@ -223,11 +223,15 @@ fn load_bgb() {
     let without_index = postcard::to_allocvec(&(String::from("bench"), &law))
         .unwrap()
         .len();
+    let payload = paragraf_engine::bundle::LAW_BUNDLE
+        .payload(&bytes)
+        .unwrap()
+        .len();
     println!(
-        "== Opening the BGB ({} sections): law bundle {} bytes, of which the prebuilt index {} (median of 5)",
+        "== Opening the BGB ({} sections): law bundle {} bytes ({payload} inflated), of which the prebuilt index {} (median of 5)",
         law.sections.len(),
         bytes.len(),
-        bytes.len() - without_index - paragraf_format::frame::HEADER_LEN
+        payload - without_index
     );
     let built = median_ms(5, || LawIndex::new(law.clone()));
     let prebuilt = median_ms(5, || {

@@ -100,7 +100,7 @@ impl Mutator {
             return kind.frame_stored(&stored);
         }
         let mutated = self.mutate(&payload(file), &payload(donor));
-        kind.frame(&mutated)
+        kind.frame_at(&mutated, 1)
     }
 }
 
@@ -393,6 +393,48 @@ mod tests {
             .iter()
             .filter(|x| LAW_BUNDLE.payload(x).is_ok())
             .count();
+        let refused_by_the_inflater = inputs
+            .iter()
+            .filter(|x| {
+                matches!(
+                    LAW_BUNDLE.payload(x),
+                    Err(paragraf_format::frame::BundleError::Inflate(_))
+                )
+            })
+            .count();
         assert!((100..190).contains(&inflated), "{inflated} of 200");
+        assert!(
+            refused_by_the_inflater >= 5,
+            "{refused_by_the_inflater} of 200"
+        );
+    }
+
+    #[test]
+    fn text_heavy_kinds_are_stored_compressed_and_read_their_previous_version() {
+        use paragraf_core::federal::files::SHARD;
+        let compressed = [LAW_BUNDLE, FEDERAL_HEAD, SHARD, TOPICS, THESAURUS, CITED_BY];
+        let text =
+            "Der Vermieter kann die Zustimmung zu einer Erhöhung der Miete verlangen. ".repeat(50);
+        for kind in compressed {
+            assert_eq!(kind.compressed_since, kind.version, "{}", kind.name);
+            assert!(kind.oldest < kind.version, "{}", kind.name);
+            assert!(
+                kind.frame(text.as_bytes()).len() * 4 < text.len(),
+                "{}",
+                kind.name
+            );
+            // The previous version, stored as serialised, is still read.
+            let mut previous = kind.frame_stored(text.as_bytes());
+            previous[8..12].copy_from_slice(&(kind.version - 1).to_le_bytes());
+            assert_eq!(
+                &*kind.payload(&previous).unwrap(),
+                text.as_bytes(),
+                "{}",
+                kind.name
+            );
+        }
+        for kind in [STRATEGY_BUNDLE, FEDERAL_VECTORS, MODEL_FILE, LEARNED] {
+            assert_eq!(kind.compressed_since, u32::MAX, "{}", kind.name);
+        }
     }
 }

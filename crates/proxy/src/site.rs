@@ -411,7 +411,8 @@ fn content_type(name: &str) -> Kind {
         "svg" => ("image/svg+xml", true),
         "txt" => ("text/plain; charset=utf-8", true),
         "xml" => ("application/xml", true),
-        // Bundles: law text and postings compress about 3×, vectors hardly (measured with gzip -6).
+        // Bundles: the text-heavy kinds are stored compressed since their formats 4/5 (and then gain little),
+        // those of older folders compress about 3×, vectors hardly (measured with gzip -6).
         "pgb" => ("application/octet-stream", true),
         "png" => ("image/png", false),
         "ico" => ("image/x-icon", false),

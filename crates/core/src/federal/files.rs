@@ -442,7 +442,7 @@ struct ShardFile {
 /// The vectors file: see the module docs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FederalVectors {
-    /// CRC-32 of the payload of the head it was built with ([`FederalHead::checksum`]).
+    /// CRC-32 of the serialised (uncompressed) head it was built with ([`FederalHead::checksum`]).
     head: u32,
     quantized: QuantizedVectors,
     /// Each law's mean coded vector, in the rotated space (made on reading, from the head's law ranges).
@@ -612,7 +612,7 @@ impl FederalHead {
         Ok(head)
     }
 
-    /// CRC-32 of the encoded head: what its vectors file names.
+    /// CRC-32 of the serialised (uncompressed) head: what its vectors file names.
     pub fn checksum(&self) -> u32 {
         self.checksum
     }
