@@ -5,7 +5,9 @@
 // and once a fresh index.html or manifest.json arrives, the hashed files of its folder that it no longer names are
 // deleted, so the cache holds one build (the BGB's 21 bundles alone are ~100 MB) instead of every build ever seen.
 const CACHE = "paragraf-v1";
-const HASHED = /[.-][0-9a-f]{16}(_bg)?\.(wasm|js|css|pgb)$/;
+// Trunk writes its hash without leading zeros (sometimes fewer than 16 digits); `content_hashed` in crates/proxy/src/site.rs
+// decides the same for `paragraf serve`'s Cache-Control.
+const HASHED = /[.-][0-9a-f]{8,16}(_bg)?\.(wasm|js|css|pgb)$/;
 const PROXY_PATH = /\/(health|v1\/embed)$/;
 
 self.addEventListener("install", () => self.skipWaiting());

@@ -28,7 +28,7 @@ use std::borrow::Cow;
 
 use paragraf_law::LawError;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The folder format `manifest.json` records (`format_version`): raised together with a bundle kind's
 /// [`FileKind::version`], so that an incremental build rebuilds the laws an older format wrote (2: HNSW links
@@ -175,8 +175,7 @@ impl FileKind {
 
     /// Checks header, length and checksum, then decodes the payload.
     pub fn decode<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, BundleError> {
-        let payload = self.payload(bytes)?;
-        postcard::from_bytes(&payload).map_err(|e| BundleError::Decode(e.to_string()))
+        decode_payload(&self.payload(bytes)?)
     }
 
     /// Checks header, length and checksum and returns the payload as it was serialised (inflated when this
@@ -227,6 +226,12 @@ impl FileKind {
         }
         Ok(Cow::Owned(inflated))
     }
+}
+
+/// Decodes a payload that [`FileKind::payload`] returned (for a reader that needs the payload itself too, or
+/// borrows from it).
+pub fn decode_payload<'a, T: Deserialize<'a>>(payload: &'a [u8]) -> Result<T, BundleError> {
+    postcard::from_bytes(payload).map_err(|e| BundleError::Decode(e.to_string()))
 }
 
 /// Why bytes are not a usable bundle. The messages are shown to users as they are.
@@ -330,7 +335,6 @@ pub struct Header {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde::Deserialize;
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Sample {

@@ -422,10 +422,20 @@ fn content_type(name: &str) -> Kind {
     Kind { mime, compressible }
 }
 
-/// A name that carries a content hash (a run of at least 16 hex digits between `.`, `-` or `_`) never changes.
+/// Whether `name` carries a content hash (and so never changes) as its last part before the extension: bundles are
+/// `<law>.<kind>.<16 hex>.pgb`, Trunk's files `<name>-<hash>[_bg].<ext>`. Trunk writes its 64-bit hash in hex
+/// without leading zeros, so about one build in 16 has a shorter one; 8 to 16 lowercase hex digits count (as
+/// `HASHED` in `public/sw.js`).
 fn content_hashed(name: &str) -> bool {
-    name.split(['.', '-', '_'])
-        .any(|part| part.len() >= 16 && part.bytes().all(|b| b.is_ascii_hexdigit()))
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    let stem = stem.strip_suffix("_bg").unwrap_or(stem);
+    match stem.rsplit_once(['.', '-']) {
+        Some((_, hash)) => {
+            (8..=16).contains(&hash.len())
+                && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        }
+        None => false,
+    }
 }
 
 fn cache_control(name: &str) -> HeaderValue {
@@ -656,6 +666,9 @@ mod tests {
             "paragraf-web-dc55ed44f1ab0d6b.js",
             "BGB.section.489bee3e71c5f3fe.pgb",
             "style-d3db5a26620f0c1c.css",
+            // Trunk drops leading zeros: a real build's 14-digit hash.
+            "paragraf-web-575d4d087776ec_bg.wasm",
+            "paragraf-web-575d4d087776ec.js",
         ] {
             assert!(content_hashed(hashed), "{hashed}");
         }
@@ -664,6 +677,11 @@ mod tests {
             "sw.js",
             "manifest.json",
             "paragraf-encoder_bg.wasm",
+            "report.json",
+            // Hex-looking parts that are not the last before the extension, or too short to be a hash.
+            "dc55ed44f1ab0d6b-notes.txt",
+            "paragraf-web-abc123.js",
+            "BGB.section.489BEE3E71C5F3FE.pgb",
         ] {
             assert!(!content_hashed(plain), "{plain}");
         }

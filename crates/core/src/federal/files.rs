@@ -603,8 +603,7 @@ impl FederalHead {
             return Err(FederalFileError::OldLayout);
         }
         let payload = HEAD.payload(bytes)?;
-        let mut head: FederalHead =
-            postcard::from_bytes(&payload).map_err(|e| BundleError::Decode(e.to_string()))?;
+        let mut head: FederalHead = paragraf_format::frame::decode_payload(&payload)?;
         // Of the payload as serialised, as the build computed it (a compressed file's header checks the
         // stored bytes).
         head.checksum = crc32fast::hash(&payload);

@@ -285,8 +285,7 @@ impl<'a> ThesaurusDecoder<'a> {
     /// Decodes a thesaurus file's `payload` ([`ThesaurusFile::payload`]; its words borrowed from it) and checks
     /// its counts.
     pub fn new(payload: &'a [u8]) -> Result<Self, ExpansionError> {
-        let wire: Wire =
-            postcard::from_bytes(payload).map_err(|e| BundleError::Decode(e.to_string()))?;
+        let wire: Wire = paragraf_format::frame::decode_payload(payload)?;
         let fail = |what| Err(ExpansionError::Invalid(what));
         if wire.words.len() > MAX_WORDS || wire.sets.len() > MAX_SETS {
             return fail("too many words or synonym sets");
