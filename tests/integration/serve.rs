@@ -23,6 +23,8 @@ fn site(dir: &Path) {
     let text: String = (0..2000).map(|i| format!("paragraf {i} ")).collect();
     std::fs::write(app.join("paragraf-web-dc55ed44f1ab0d6b_bg.wasm"), &text).unwrap();
     std::fs::write(app.join("paragraf-web-dc55ed44f1ab0d6b.js"), &text).unwrap();
+    // Trunk drops its hash's leading zeros: a real build's 14 digits.
+    std::fs::write(app.join("paragraf-web-575d4d087776ec_bg.wasm"), &text).unwrap();
     std::fs::write(app.join("sw.js"), &text).unwrap();
     std::fs::write(
         bundles.join("manifest.json"),
@@ -240,6 +242,12 @@ fn documented_nginx_configuration_sends_the_headers_that_matter() {
         (
             "/paragraf-web-dc55ed44f1ab0d6b.js",
             "text/javascript",
+            immutable,
+            true,
+        ),
+        (
+            "/paragraf-web-575d4d087776ec_bg.wasm",
+            "application/wasm",
             immutable,
             true,
         ),
